@@ -1,0 +1,1 @@
+"""The ``harness`` command line. Each subcommand lives in its own module."""

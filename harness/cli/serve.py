@@ -1,0 +1,54 @@
+"""``harness serve``: the demo lab over stdio (default) or Streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from harness.errors import UserError
+from harness.protocol.server import MCPServer
+from harness.protocol.strategies import STRATEGIES
+
+
+@click.command("serve")
+@click.option("--demo", is_flag=True, help="Serve the reference lab (add, weather, delete_db).")
+@click.option(
+    "--strategy",
+    type=click.Choice(STRATEGIES),
+    default="is_error",
+    show_default=True,
+    help="How a raising tool is reported (tool_errors).",
+)
+@click.option("--page-size", type=click.IntRange(min=1), default=None, help="Paginate tools/list.")
+@click.option("--http", "use_http", is_flag=True, help="Serve Streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="HTTP port.")
+@click.option("--conformance", is_flag=True, help="Serve the fixture the MCP conformance suite calls.")
+def command(
+    demo: bool, strategy: str, page_size: int | None, use_http: bool, host: str, port: int, conformance: bool
+) -> None:
+    """Serve an MCP server; logs go to stderr, stdout carries only JSON-RPC."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="harness serve: %(message)s")
+    if demo == conformance:
+        raise UserError("say what to serve: --demo or --conformance")
+    if conformance:
+        from harness.conformance import build_conformance_server  # type: ignore[import-not-found,unused-ignore]
+
+        factory = build_conformance_server
+    else:
+        from harness.demo import build_demo_server
+
+        def factory() -> MCPServer:
+            return build_demo_server(strategy, page_size=page_size)
+
+    if use_http:
+        from harness.transports.http import serve_http  # type: ignore[import-not-found,unused-ignore]
+
+        serve_http(factory, host=host, port=port)
+        return
+    from harness.transports.stdio import serve_stdio
+
+    logging.getLogger("harness.serve").info("serving over stdio (strategy=%s)", strategy)
+    serve_stdio(factory(), sys.stdin.buffer, sys.stdout.buffer)

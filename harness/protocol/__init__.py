@@ -1,0 +1,97 @@
+"""The MCP protocol core, sans-IO in the manner of h11.
+
+Nothing in this package reads or writes a socket, a pipe or a file: the server
+is ``MCPServer.handle(message) -> reply | None`` over plain dicts, and
+transports (in-memory here; stdio and HTTP in :mod:`harness.transports`) are thin
+adapters around it. The contract is ``shared/reference/mcp-deep-dive.txt``;
+where it is silent, the current MCP specification.
+
+The public API is named once, here. ``StdioTransport`` is re-exported lazily
+from :mod:`harness.transports.stdio` so that importing this package does no I/O
+setup of any kind.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from harness.protocol.client import MCPClient, Transport
+from harness.protocol.codecs import CODECS, Codec, available_codecs, get_codec
+from harness.protocol.errors import (
+    CODE_NAMES,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    ResourceNotFound,
+    RPCError,
+    ServerCrashed,
+    TransportError,
+)
+from harness.protocol.lifecycle import State
+from harness.protocol.memory import InMemoryTransport
+from harness.protocol.messages import (
+    error_response,
+    is_notification,
+    notification,
+    request,
+    response,
+)
+from harness.protocol.server import MCPServer
+from harness.protocol.strategies import STRATEGIES, TOOL_ERROR_STRATEGIES
+from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS, negotiate
+
+if TYPE_CHECKING:
+    from harness.transports.stdio import StdioTransport
+
+__all__ = [
+    "CODECS",
+    "CODE_NAMES",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "LATEST_VERSION",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "RESOURCE_NOT_FOUND",
+    "STRATEGIES",
+    "SUPPORTED_VERSIONS",
+    "TOOL_ERROR_STRATEGIES",
+    "Codec",
+    "InMemoryTransport",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "MCPClient",
+    "MCPServer",
+    "MethodNotFound",
+    "ParseError",
+    "RPCError",
+    "ResourceNotFound",
+    "ServerCrashed",
+    "State",
+    "StdioTransport",
+    "Transport",
+    "TransportError",
+    "available_codecs",
+    "error_response",
+    "get_codec",
+    "is_notification",
+    "negotiate",
+    "notification",
+    "request",
+    "response",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "StdioTransport":
+        from harness.transports.stdio import StdioTransport
+
+        return StdioTransport
+    raise AttributeError(f"module 'harness.protocol' has no attribute {name!r}")

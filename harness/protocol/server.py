@@ -1,0 +1,491 @@
+"""The sans-IO MCP server: ``handle(message) -> reply | None``, no I/O anywhere.
+
+Dispatch is the reference's three-tier try, in this order:
+
+1. an :class:`RPCError` raised anywhere maps to an error response with its code;
+2. a tool exception under the ``escape`` strategy leaves ``handle`` unchanged;
+3. any other exception maps to -32603, never a traceback across the boundary;
+
+and a notification returns None before anything can answer it. The handshake
+gate is :mod:`harness.protocol.lifecycle`; the ``tools/call`` lattice is
+:data:`CALL_LATTICE` below plus the strategy table of
+:mod:`harness.protocol.strategies`. Transports call :meth:`MCPServer.handle` (or
+:meth:`MCPServer.handle_text` at a byte edge) and drain
+:meth:`MCPServer.take_notifications` after each message.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.protocol import lifecycle
+from harness.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ResourceNotFound,
+    RPCError,
+)
+from harness.protocol.lifecycle import State
+from harness.protocol.messages import (
+    JSONRPC,
+    Message,
+    check_envelope,
+    error_response,
+    is_response,
+    notification,
+    reply_id,
+)
+from harness.protocol.strategies import TOOL_ERROR_STRATEGIES, ToolEscape
+from harness.protocol.tools import Tool, ToolFn, decode_cursor, encode_cursor, to_result
+from harness.protocol.versions import SEP_1303_VERSION, at_least, negotiate
+
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""Messages larger than this are refused at the byte edge with -32600 (configurable)."""
+
+TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Strict JSON: NaN and Infinity are not JSON, deep nesting is a parse error."""
+    try:
+        return json.loads(text, parse_constant=_no_constants)
+    except RecursionError:
+        raise ValueError("nesting too deep") from None
+
+
+@dataclass(frozen=True)
+class CallRule:
+    """One row of the tools/call lattice: when ``applies``, answer ``error``."""
+
+    name: str
+    error: Callable[[str], RPCError]
+    message: str
+    applies: Callable[[MCPServer, str], bool]
+
+
+CALL_LATTICE: tuple[CallRule, ...] = (
+    CallRule("unknown tool", MethodNotFound, "unknown tool {name!r}", lambda s, n: n not in s.tools),
+    CallRule(
+        "not allow-listed",
+        InvalidRequest,
+        "tool {name!r} not permitted for this client",
+        lambda s, n: s.allowed_tools is not None and n not in s.allowed_tools,
+    ),
+)
+"""Checked in order before anything runs; then arguments, then the tool itself."""
+
+
+@dataclass
+class Resource:
+    uri: str
+    name: str
+    text: str | None
+    blob: str | None
+    mime_type: str
+    description: str
+
+
+@dataclass
+class ResourceTemplate:
+    uri_template: str
+    name: str
+    fn: Callable[..., Any]
+    mime_type: str
+    description: str
+
+
+@dataclass
+class Prompt:
+    name: str
+    template: str | Callable[..., Any]
+    description: str
+    arguments: list[dict[str, Any]]
+
+
+class MCPServer:
+    """An MCP server session over any transport; one instance serves one client.
+
+    ``allowed_tools`` is the per-client allow-list (None allows every tool);
+    ``tool_errors`` names the strategy for a raising tool (see
+    :mod:`harness.protocol.strategies`); ``page_size`` turns on tools/list
+    pagination.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0",
+        *,
+        allowed_tools: Iterable[str] | None = None,
+        tool_errors: str = "is_error",
+        page_size: int | None = None,
+        instructions: str | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        if tool_errors not in TOOL_ERROR_STRATEGIES:
+            raise ValueError(
+                f"unknown tool_errors strategy {tool_errors!r}; one of {', '.join(TOOL_ERROR_STRATEGIES)}"
+            )
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be a positive integer")
+        self.name = name
+        self.version = version
+        self.allowed_tools: set[str] | None = None if allowed_tools is None else set(allowed_tools)
+        self.tool_errors = tool_errors
+        self._on_tool_error = TOOL_ERROR_STRATEGIES[tool_errors]
+        self.page_size = page_size
+        self.instructions = instructions
+        self.max_message_bytes = max_message_bytes
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.resource_templates: list[ResourceTemplate] = []
+        self.prompts: dict[str, Prompt] = {}
+        self.state = State.NEW
+        self.protocol_version: str | None = None
+        self.client_info: dict[str, Any] | None = None
+        self.client_capabilities: dict[str, Any] | None = None
+        self._outbox: list[Message] = []
+        self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "initialize": self._initialize,
+            "ping": self._ping,
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_resource_templates,
+            "resources/read": self._read_resource,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+        }
+
+    # -- registration -------------------------------------------------------------
+
+    def add_tool(
+        self,
+        name: str,
+        fn: ToolFn,
+        input_schema: dict[str, Any] | None = None,
+        description: str = "",
+        notify: bool = False,
+        *,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> Tool:
+        """Register (or replace, keeping its place) a tool; ``notify`` queues list_changed."""
+        tool = Tool(
+            name,
+            fn,
+            dict(input_schema or {"type": "object", "properties": {}}),
+            description,
+            title,
+            annotations,
+        )
+        self.tools[name] = tool
+        if notify:
+            self._list_changed()
+        return tool
+
+    def remove_tool(self, name: str, notify: bool = True) -> None:
+        """Unregister a tool; later calls to it get -32601."""
+        if self.tools.pop(name, None) is not None and notify:
+            self._list_changed()
+
+    def set_allowed_tools(self, names: Iterable[str] | None, notify: bool = False) -> None:
+        """Replace the allow-list (None allows all), e.g. to revoke a tool mid-session."""
+        self.allowed_tools = None if names is None else set(names)
+        if notify:
+            self._list_changed()
+
+    def add_resource(
+        self,
+        uri: str,
+        name: str,
+        *,
+        text: str | None = None,
+        blob: str | None = None,
+        mime_type: str = "text/plain",
+        description: str = "",
+    ) -> None:
+        """A static resource: ``text``, or ``blob`` (base64) for binary content."""
+        if (text is None) == (blob is None):
+            raise ValueError("a resource has exactly one of text and blob")
+        self.resources[uri] = Resource(uri, name, text, blob, mime_type, description)
+
+    def add_resource_template(
+        self,
+        uri_template: str,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        mime_type: str = "text/plain",
+        description: str = "",
+    ) -> None:
+        """A URI template like ``test://item/{id}``; ``fn`` gets the variables as keywords."""
+        self.resource_templates.append(ResourceTemplate(uri_template, name, fn, mime_type, description))
+
+    def add_prompt(
+        self,
+        name: str,
+        template: str | Callable[..., Any],
+        description: str = "",
+        arguments: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """A prompt from a ``{variable}`` template (its arguments found in it) or a function."""
+        if arguments is None:
+            if isinstance(template, str):
+                fields = [f for _, f, _, _ in string.Formatter().parse(template) if f]
+                arguments = [{"name": f, "required": True} for f in dict.fromkeys(fields)]
+            else:
+                arguments = []
+        self.prompts[name] = Prompt(name, template, description, arguments)
+
+    @property
+    def has_notifications(self) -> bool:
+        """Whether the outbox holds notifications a transport has not drained yet."""
+        return bool(self._outbox)
+
+    def take_notifications(self) -> list[Message]:
+        """Drain the outbox of server-to-client notifications (transports call this)."""
+        out, self._outbox = self._outbox, []
+        return out
+
+    def _list_changed(self) -> None:
+        if self.state is State.READY:
+            self._outbox.append(notification(TOOLS_LIST_CHANGED))
+
+    # -- the edges -----------------------------------------------------------------
+
+    def handle(self, message: Message) -> Message | None:
+        """Answer one parsed message: a reply dict, or None for a notification."""
+        try:
+            if is_response(message) and message.get("jsonrpc") == JSONRPC:
+                return None  # an answer to a server request; this server sends none
+            check_envelope(message)
+            method: str = message["method"]
+            if "id" not in message:
+                self._notified(method)
+                return None
+            lifecycle.check_request(self.state, method)
+            handler = self._methods.get(method)
+            if handler is None:
+                raise MethodNotFound(f"method not found: {method}")
+            result = handler(message.get("params") or {})
+            if method == lifecycle.INITIALIZE:
+                self.state = lifecycle.after(self.state, method)
+            return {"jsonrpc": JSONRPC, "id": message["id"], "result": result}
+        except RPCError as exc:
+            return error_response(reply_id(message), exc.code, exc.message, exc.data)
+        except ToolEscape as esc:
+            raise esc.original from None
+        except Exception as exc:
+            return error_response(
+                reply_id(message), INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"
+            )
+
+    def handle_text(self, text: str | bytes) -> str | None:
+        """The byte edge: parse, handle, serialize. Bad bytes get -32700 with id null."""
+        if len(text) > self.max_message_bytes:
+            return _dump(
+                error_response(None, INVALID_REQUEST, f"message larger than {self.max_message_bytes} bytes")
+            )
+        try:
+            message = parse_json(text)
+        except ValueError as exc:
+            return _dump(error_response(None, PARSE_ERROR, f"parse error: {exc}"))
+        if isinstance(message, list):
+            return _dump(error_response(None, INVALID_REQUEST, "JSON-RPC batches are not part of MCP"))
+        if not isinstance(message, dict):
+            return _dump(error_response(None, INVALID_REQUEST, "a JSON-RPC message must be an object"))
+        reply = self.handle(message)
+        if reply is None:
+            return None
+        try:
+            return _dump(reply)
+        except (TypeError, ValueError, OverflowError) as exc:
+            return _dump(error_response(reply_id(message), INTERNAL_ERROR, f"reply not serializable: {exc}"))
+
+    def _notified(self, method: str) -> None:
+        # Notifications never get a reply; anything they break stays on this side.
+        self.state = lifecycle.after(self.state, method)
+
+    # -- methods -------------------------------------------------------------------
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise InvalidParams("initialize needs a string protocolVersion")
+        caps = params.get("capabilities")
+        info = params.get("clientInfo")
+        self.client_capabilities = caps if isinstance(caps, dict) else {}
+        self.client_info = info if isinstance(info, dict) else None
+        self.protocol_version = negotiate(requested)
+        result: dict[str, Any] = {
+            "protocolVersion": self.protocol_version,
+            "capabilities": {"tools": {"listChanged": True}, "resources": {}, "prompts": {}},
+            "serverInfo": {"name": self.name, "version": self.version},
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def _list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+        tools = list(self.tools.values())
+        cursor = params.get("cursor")
+        if self.page_size is None:
+            if cursor is not None:
+                decode_cursor(cursor)  # still reject a cursor this server never issued
+                return {"tools": []}
+            return {"tools": [t.descriptor for t in tools]}
+        start = 0 if cursor is None else decode_cursor(cursor)
+        end = start + self.page_size
+        page: dict[str, Any] = {"tools": [t.descriptor for t in tools[start:end]]}
+        if end < len(tools):
+            page["nextCursor"] = encode_cursor(end)
+        return page
+
+    def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams("tools/call needs a string name")
+        for rule in CALL_LATTICE:
+            if rule.applies(self, name):
+                raise rule.error(rule.message.format(name=name))
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
+            raise InvalidParams("arguments must be an object")
+        tool = self.tools[name]
+        problem = tool.argument_problem(arguments)
+        if problem is not None:
+            if self.protocol_version is not None and at_least(self.protocol_version, SEP_1303_VERSION):
+                # SEP-1303: invalid input is a tool execution error the model can correct.
+                text = f"ERROR: invalid arguments for tool {name!r}: {problem}"
+                return {"content": [{"type": "text", "text": text}], "isError": True}
+            raise InvalidParams(f"invalid arguments for tool {name!r}: {problem}")
+        try:
+            return to_result(tool.fn(**arguments))
+        except RPCError:
+            raise
+        except Exception as exc:
+            return self._on_tool_error(name, exc)
+
+    def _list_resources(self, params: dict[str, Any]) -> dict[str, Any]:
+        items = []
+        for r in self.resources.values():
+            item: dict[str, Any] = {"uri": r.uri, "name": r.name, "mimeType": r.mime_type}
+            if r.description:
+                item["description"] = r.description
+            items.append(item)
+        return {"resources": items}
+
+    def _list_resource_templates(self, params: dict[str, Any]) -> dict[str, Any]:
+        items = []
+        for t in self.resource_templates:
+            item: dict[str, Any] = {"uriTemplate": t.uri_template, "name": t.name, "mimeType": t.mime_type}
+            if t.description:
+                item["description"] = t.description
+            items.append(item)
+        return {"resourceTemplates": items}
+
+    def _read_resource(self, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("resources/read needs a string uri")
+        res = self.resources.get(uri)
+        if res is not None:
+            content: dict[str, Any] = {"uri": uri, "mimeType": res.mime_type}
+            if res.text is not None:
+                content["text"] = res.text
+            else:
+                content["blob"] = res.blob
+            return {"contents": [content]}
+        for tmpl in self.resource_templates:
+            variables = match_template(tmpl.uri_template, uri)
+            if variables is not None:
+                value = tmpl.fn(**variables)
+                if isinstance(value, bytes | bytearray):
+                    return {
+                        "contents": [
+                            {"uri": uri, "mimeType": tmpl.mime_type, "blob": base64.b64encode(value).decode()}
+                        ]
+                    }
+                return {"contents": [{"uri": uri, "mimeType": tmpl.mime_type, "text": str(value)}]}
+        raise ResourceNotFound(f"resource not found: {uri}", {"uri": uri})
+
+    def _list_prompts(self, params: dict[str, Any]) -> dict[str, Any]:
+        items = []
+        for p in self.prompts.values():
+            item: dict[str, Any] = {"name": p.name, "arguments": p.arguments}
+            if p.description:
+                item["description"] = p.description
+            items.append(item)
+        return {"prompts": items}
+
+    def _get_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        prompt = self.prompts.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            raise InvalidParams(f"unknown prompt {name!r}")
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise InvalidParams("prompt arguments must be an object")
+        for arg in prompt.arguments:
+            if arg.get("required") and arg["name"] not in arguments:
+                raise InvalidParams(f"missing prompt argument {arg['name']!r}")
+        if isinstance(prompt.template, str):
+            try:
+                text = prompt.template.format(**arguments)
+            except (KeyError, IndexError) as exc:
+                raise InvalidParams(f"missing prompt argument {exc}") from None
+            messages: Any = [{"role": "user", "content": {"type": "text", "text": text}}]
+        else:
+            messages = prompt.template(**arguments)
+            if isinstance(messages, str):
+                messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        result: dict[str, Any] = {"messages": messages}
+        if prompt.description:
+            result["description"] = prompt.description
+        return result
+
+
+def match_template(template: str, uri: str) -> dict[str, str] | None:
+    """Match ``uri`` against a simple level-1 URI template (``{var}`` segments)."""
+    out: dict[str, str] = {}
+    pos = 0
+    parts = list(string.Formatter().parse(template))
+    for i, (literal, field, _, _) in enumerate(parts):
+        if not uri.startswith(literal, pos):
+            return None
+        pos += len(literal)
+        if field is None:
+            continue
+        nxt = parts[i + 1][0] if i + 1 < len(parts) else ""
+        end = uri.find(nxt, pos) if nxt else len(uri)
+        if end < 0 or end == pos:
+            return None
+        value = uri[pos:end]
+        if "/" in value:
+            return None
+        out[field] = value
+        pos = end
+    return out if pos == len(uri) else None
+
+
+def _dump(message: Message) -> str:
+    return json.dumps(message, separators=(",", ":"))

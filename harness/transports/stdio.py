@@ -1,0 +1,214 @@
+"""stdio: newline-delimited JSON-RPC over a process's stdin and stdout.
+
+Server side, :func:`serve_stdio` feeds each line to ``MCPServer.handle_text``
+and writes the reply (and any queued notifications) back, one per line; logs go
+to stderr. A garbage line gets -32700 and the next line is served. Only the
+``escape`` strategy lets an exception out, and then the process dies, as a
+naive server would.
+
+Client side, :class:`StdioTransport` starts a command and drives it. Every
+request has a timeout, because real servers may never answer (the official SDK
+ignores ``id: null`` and truncated JSON). Lines that are not JSON are kept in
+``garbage`` rather than raised, so a probe can report them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import queue
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from typing import IO, Any
+
+from harness.protocol.errors import TransportError
+from harness.protocol.messages import Message, error_response, is_valid_id, response
+from harness.protocol.server import MCPServer
+
+log = logging.getLogger("harness.stdio")
+
+DEFAULT_TIMEOUT = 10.0
+
+
+def serve_stdio(server: MCPServer, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    """Serve ``server`` until stdin closes."""
+    for raw in stdin:
+        line = raw.strip()
+        if not line:
+            continue
+        reply = server.handle_text(line)
+        out = []
+        if reply is not None:
+            out.append(reply.encode())
+        for note in server.take_notifications():
+            out.append(json.dumps(note, separators=(",", ":")).encode())
+        if out:
+            stdout.write(b"\n".join(out) + b"\n")
+            stdout.flush()
+
+
+_EOF = object()
+
+
+class StdioTransport:
+    """Drive any stdio MCP server: ``StdioTransport(["python", "server.py"])``."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: int | IO[Any] | None = subprocess.PIPE,
+    ) -> None:
+        if not command:
+            raise ValueError("StdioTransport needs a command")
+        self.command = list(command)
+        self.timeout = timeout
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env={**os.environ, **(env or {})},
+                cwd=cwd,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start {self.command[0]!r}: {exc.strerror or exc}") from None
+        self.garbage: list[bytes] = []
+        self.stderr_lines: list[str] = []
+        self._lines: queue.Queue[Any] = queue.Queue()
+        self._inbox: list[Message] = []
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        if self.process.stderr is not None:
+            threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            self._lines.put(raw)
+        self._lines.put(_EOF)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for raw in self.process.stderr:
+            self.stderr_lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+
+    def write_raw(self, data: bytes) -> None:
+        """Write bytes as they are (a newline is added): for probes of bad input."""
+        stdin = self.process.stdin
+        if stdin is None or self.process.poll() is not None:
+            raise TransportError(self._exit_text())
+        try:
+            stdin.write(data.rstrip(b"\n") + b"\n")
+            stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise TransportError(self._exit_text()) from None
+
+    def send(self, message: Message) -> Message | None:
+        """Send one message; for a request, wait for the reply with its id."""
+        self.write_raw(json.dumps(message, separators=(",", ":")).encode())
+        if "id" not in message:
+            return None
+        return self.wait_for(message["id"], self.timeout)
+
+    def wait_for(self, req_id: Any, timeout: float) -> Message:
+        """Read until the response to ``req_id`` arrives; TransportError on timeout or exit."""
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = self.next_message(deadline - time.monotonic())
+            if msg is None:
+                raise TransportError(f"no reply to request {req_id!r} within {timeout:g}s")
+            if "method" in msg:
+                self._from_server(msg)
+                continue
+            if msg.get("id") == req_id:
+                return msg
+            # a reply to something else (a late answer): ignored, as the spec says
+
+    def next_message(self, timeout: float) -> Message | None:
+        """The next JSON object from the server within ``timeout`` seconds, else None."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                raw = self._lines.get(timeout=remaining) if remaining > 0 else self._lines.get_nowait()
+            except queue.Empty:
+                return None
+            if raw is _EOF:
+                self._lines.put(_EOF)  # stay at end of file for later reads
+                raise TransportError(self._exit_text())
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                self.garbage.append(line)
+                continue
+            if not isinstance(msg, dict):
+                self.garbage.append(line)
+                continue
+            return msg
+
+    def _from_server(self, msg: Message) -> None:
+        if "id" not in msg:
+            self._inbox.append(msg)
+            return
+        # A server-to-client request: answer ping, refuse the rest (we offer no capabilities).
+        if not is_valid_id(msg.get("id")):
+            return
+        if msg.get("method") == "ping":
+            reply = response(msg["id"], {})
+        else:
+            reply = error_response(msg["id"], -32601, f"client does not support {msg.get('method')}")
+        self.write_raw(json.dumps(reply).encode())
+
+    def _exit_text(self) -> str:
+        try:
+            code = self.process.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return "server closed its output"
+        tail = f": {self.stderr_lines[-1]}" if self.stderr_lines else ""
+        return f"server exited with code {code}{tail}"
+
+    def take_notifications(self) -> list[Message]:
+        """Notifications the server sent, oldest first (includes any still queued)."""
+        while True:
+            try:
+                msg = self.next_message(0.0)
+            except TransportError:
+                break
+            if msg is None:
+                break
+            if "method" in msg:
+                self._from_server(msg)
+        out, self._inbox = self._inbox, []
+        return out
+
+    def close(self) -> None:
+        """Close stdin, then wait briefly, then terminate and kill if needed."""
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def __enter__(self) -> StdioTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
