@@ -1,0 +1,233 @@
+"""Strategy comparison with honest statistics, from a session table.
+
+Per group (``by`` columns, plus any swept parameter) and strategy:
+
+* ``success_rate`` with a 95% bootstrap interval (scipy.stats.bootstrap, percentile);
+* ``pass_k``: for each task (scenario, agent, strategy, host, params) over its
+  seeds, C(c, k) / C(n, k) -- the chance that k trials all succeed, as tau-bench
+  defines it -- averaged over the group's tasks;
+* ``recovery_rate`` = recoveries / recovery opportunities (a ratio of sums, with a
+  paired bootstrap interval); ``steps_to_recover`` (mean over recoveries);
+  ``repeated_failing_calls`` per session; ``wedged_share``;
+* against the baseline strategy, on identical (scenario, agent, host, seed,
+  params) pairs only: the success difference with a bootstrap interval, and
+  McNemar's exact test (a binomial test on the discordant pairs).
+
+Resampling uses a Generator seeded from ``seed``, so the same table gives the
+same intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import comb
+
+from harness.grid import KEY_COLUMNS
+
+CONFIDENCE = 0.95
+N_RESAMPLES = 2000
+
+TASK_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host")
+
+
+def param_columns(df: pd.DataFrame) -> list[str]:
+    """Swept-parameter columns (``--set key=...`` records the key as a column)."""
+    return [c for c in df.columns if "." in c]
+
+
+def _interval(
+    samples: Sequence[np.ndarray[Any, Any]],
+    statistic: Callable[..., Any],
+    rng: np.random.Generator,
+) -> tuple[float, float]:
+    n = len(samples[0])
+    if n == 0:
+        return (math.nan, math.nan)
+    if n == 1 or all(np.ptp(s) == 0 for s in samples):
+        value = float(statistic(*samples, axis=-1))
+        return (value, value)
+    res = stats.bootstrap(
+        tuple(samples),
+        statistic,
+        paired=len(samples) > 1,
+        vectorized=True,
+        n_resamples=N_RESAMPLES,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        rng=rng,
+    )
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def _mean(x: np.ndarray[Any, Any], axis: int = -1) -> Any:
+    return np.mean(x, axis=axis)
+
+
+def _ratio(num: np.ndarray[Any, Any], den: np.ndarray[Any, Any], axis: int = -1) -> Any:
+    total = np.sum(den, axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, np.sum(num, axis=axis) / np.where(total > 0, total, 1), np.nan)
+
+
+def pass_hat_k(successes: int, trials: int, k: int) -> float:
+    """tau-bench's pass^k estimate: C(c, k) / C(n, k); NaN when n < k."""
+    if trials < k or k < 1:
+        return math.nan
+    return float(comb(successes, k, exact=True) / comb(trials, k, exact=True))
+
+
+def mcnemar(base: np.ndarray[Any, Any], other: np.ndarray[Any, Any]) -> tuple[int, int, float]:
+    """McNemar's exact test on paired booleans: (base-only, other-only, two-sided p)."""
+    b = int(np.sum(base & ~other))
+    c = int(np.sum(~base & other))
+    p = 1.0 if b + c == 0 else float(stats.binomtest(min(b, c), b + c, 0.5).pvalue)
+    return b, c, p
+
+
+def compare(
+    df: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("agent",),
+    baseline: str = "is_error",
+    k: int = 3,
+    seed: int = 0,
+    group_params: bool = True,
+) -> pd.DataFrame:
+    """One row per group and strategy; see the module docstring for the columns.
+
+    Swept parameters are groups of their own unless ``group_params`` is False,
+    in which case sessions are pooled across them (pairs still match on them).
+    """
+    if df.empty:
+        raise ValueError("no sessions to compare")
+    for col in by:
+        if col not in df.columns:
+            raise KeyError(col)
+    params = param_columns(df)
+    groups = [*by, *[p for p in params if p not in by and group_params]]
+    rng = np.random.default_rng(seed)
+    df = df.copy()
+    df["success"] = df["success"].fillna(False).astype(bool)
+    for col in ("recoveries", "recovery_opportunities", "repeated_failing_calls"):
+        if col in df.columns:
+            df[col] = pd.to_numeric(df[col], errors="coerce").fillna(0)
+    pair_cols = [c for c in [*KEY_COLUMNS, *params] if c != "strategy" and c in df.columns]
+    task_cols = [c for c in [*TASK_COLUMNS, *params] if c in df.columns]
+
+    rows: list[dict[str, Any]] = []
+    grouped = df.groupby(groups, dropna=False, sort=True) if groups else [((), df)]
+    for gkey, gdf in grouped:
+        gvals = gkey if isinstance(gkey, tuple) else (gkey,)
+        base_df = gdf[gdf["strategy"] == baseline].set_index(pair_cols)
+        for strategy, sdf in gdf.groupby("strategy", sort=False):
+            row: dict[str, Any] = dict(zip(groups, gvals, strict=True))
+            row["strategy"] = strategy
+            row["n"] = len(sdf)
+            succ = sdf["success"].to_numpy(dtype=float)
+            row["success_rate"] = float(succ.mean())
+            row["success_lo"], row["success_hi"] = _interval([succ], _mean, rng)
+            per_task = sdf.groupby(task_cols, dropna=False)["success"].agg(["sum", "count"])
+            passes = [pass_hat_k(int(s), int(n), k) for s, n in per_task.itertuples(index=False, name=None)]
+            row["pass_k"] = float(np.nanmean(passes)) if not all(math.isnan(p) for p in passes) else math.nan
+            if "recoveries" in sdf.columns and "recovery_opportunities" in sdf.columns:
+                rec = sdf["recoveries"].to_numpy(dtype=float)
+                opp = sdf["recovery_opportunities"].to_numpy(dtype=float)
+                row["recovery_rate"] = float(_ratio(rec, opp))
+                row["recovery_lo"], row["recovery_hi"] = (
+                    _interval([rec, opp], _ratio, rng) if opp.sum() > 0 else (math.nan, math.nan)
+                )
+            if "recover_steps" in sdf.columns:
+                steps = [s for lst in sdf["recover_steps"] if lst is not None for s in lst]
+                row["steps_to_recover"] = float(np.mean(steps)) if steps else math.nan
+            if "repeated_failing_calls" in sdf.columns:
+                row["repeated_failing_calls"] = float(sdf["repeated_failing_calls"].mean())
+            row["wedged_share"] = float((sdf["status"] == "wedged").mean())
+            row["harness_error_share"] = float((sdf["status"] == "harness_error").mean())
+            row.update(_paired(sdf.set_index(pair_cols), base_df, strategy == baseline, rng))
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    order = {s: i for i, s in enumerate(["is_error", "masked", "collapse", "escape"])}
+    out["_order"] = out["strategy"].map(lambda s: order.get(s, len(order)))
+    return out.sort_values([*groups, "_order"], kind="stable").drop(columns="_order").reset_index(drop=True)
+
+
+def _paired(
+    sdf: pd.DataFrame, base: pd.DataFrame, is_baseline: bool, rng: np.random.Generator
+) -> dict[str, Any]:
+    if is_baseline or base.empty:
+        return {"n_pairs": 0, "success_diff": math.nan, "diff_lo": math.nan, "diff_hi": math.nan,
+                "mcnemar_b": 0, "mcnemar_c": 0, "mcnemar_p": math.nan}  # fmt: skip
+    joined = sdf[["success"]].join(base[["success"]].rename(columns={"success": "success_base"}), how="inner")
+    other = joined["success"].to_numpy(dtype=bool)
+    ref = joined["success_base"].to_numpy(dtype=bool)
+    diff = other.astype(float) - ref.astype(float)
+    lo, hi = _interval([diff], _mean, rng)
+    b, c, p = mcnemar(ref, other)
+    return {
+        "n_pairs": len(joined),
+        "success_diff": float(diff.mean()) if len(diff) else math.nan,
+        "diff_lo": lo,
+        "diff_hi": hi,
+        "mcnemar_b": b,
+        "mcnemar_c": c,
+        "mcnemar_p": p,
+    }
+
+
+def _ci(value: float, lo: float, hi: float, pct: bool = True) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if math.isnan(lo):
+        return f"{value:.2f}"
+    return f"{value:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def _num(value: Any, fmt: str = "{:.2f}") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return fmt.format(value)
+
+
+def _ci_column(table: pd.DataFrame, value: str, lo: str, hi: str) -> list[str]:
+    return [_ci(v, a, b) for v, a, b in zip(table[value], table[lo], table[hi], strict=True)]
+
+
+def display_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The comparison formatted for people: intervals in brackets, one column each."""
+    groups = [c for c in table.columns if c not in _METRIC_COLUMNS]
+    out = table[groups].copy()
+    out["n"] = table["n"]
+    out["success"] = _ci_column(table, "success_rate", "success_lo", "success_hi")
+    out[f"pass^{k}"] = [_num(v) for v in table.pass_k]
+    if "recovery_rate" in table:
+        out["recovery"] = _ci_column(table, "recovery_rate", "recovery_lo", "recovery_hi")
+    if "steps_to_recover" in table:
+        out["steps to recover"] = [_num(v) for v in table.steps_to_recover]
+    if "repeated_failing_calls" in table:
+        out["repeated fails"] = [_num(v) for v in table.repeated_failing_calls]
+    out["wedged"] = [_num(v) for v in table.wedged_share]
+    out["Δ success vs base"] = _ci_column(table, "success_diff", "diff_lo", "diff_hi")
+    out["McNemar p"] = [_num(v, "{:.3g}") for v in table.mcnemar_p]
+    return out
+
+
+_METRIC_COLUMNS = {
+    "n", "success_rate", "success_lo", "success_hi", "pass_k", "recovery_rate", "recovery_lo",
+    "recovery_hi", "steps_to_recover", "repeated_failing_calls", "wedged_share", "harness_error_share",
+    "n_pairs", "success_diff", "diff_lo", "diff_hi", "mcnemar_b", "mcnemar_c", "mcnemar_p",
+}  # fmt: skip
+
+
+def to_markdown(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (no tabulate dependency)."""
+    cols = [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for values in frame.itertuples(index=False, name=None):
+        lines.append("| " + " | ".join(str(v) for v in values) + " |")
+    return "\n".join(lines)

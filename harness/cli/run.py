@@ -1,0 +1,210 @@
+"""``harness run``: the main job -- a grid of sessions into a results directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from harness.errors import UserError, unknown_name
+from harness.grid import Grid, parse_sets, split_names
+
+DEFAULT_SEEDS = 25
+HOSTS = ("typical", "transparent")
+
+
+def build_grid(
+    scenarios: tuple[str, ...],
+    agents: tuple[str, ...],
+    strategies: tuple[str, ...],
+    hosts: tuple[str, ...],
+    seeds: int,
+    sets: tuple[str, ...],
+) -> tuple[Grid, tuple[tuple[str, str], ...]]:
+    """Validate every name now (nearest-name hints) and load every scenario once."""
+    import scripted_agents
+    from harness.protocol import STRATEGIES
+    from harness.scenario import list_scenarios, load_scenario
+
+    sources: dict[str, str] = {}
+    names: list[str] = []
+    for spec in split_names(scenarios) or tuple(list_scenarios()):
+        if not spec.endswith(".toml") and spec not in list_scenarios():
+            raise unknown_name("scenario", spec, list_scenarios())
+        scenario = load_scenario(spec)
+        names.append(scenario.name)
+        if spec != scenario.name:
+            sources[scenario.name] = str(Path(spec).resolve())
+    agent_names = split_names(agents) or tuple(scripted_agents.list_agents())
+    for a in agent_names:
+        if a not in scripted_agents.list_agents():
+            raise unknown_name("agent", a, scripted_agents.list_agents())
+    strategy_names = split_names(strategies) or STRATEGIES
+    for s in strategy_names:
+        if s not in STRATEGIES:
+            raise unknown_name("strategy", s, STRATEGIES)
+    host_names = split_names(hosts) or ("typical",)
+    for h in host_names:
+        if h not in HOSTS:
+            raise unknown_name("host", h, HOSTS)
+    if seeds < 1:
+        raise UserError("--seeds must be at least 1")
+    sweeps = parse_sets(sets)
+    if sweeps:
+        probe = load_scenario(sources.get(names[0], names[0]))
+        for key, values in sweeps:
+            for v in values:
+                probe.with_overrides({key: v})  # raises ScenarioError for a bad key or value
+    grid = Grid(tuple(names), agent_names, strategy_names, host_names, tuple(range(seeds)), sweeps)
+    return grid, tuple(sorted(sources.items()))
+
+
+def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None]] | None:
+    """A rich progress bar with rate and ETA on a terminal; nothing in CI or a pipe."""
+    if not enabled:
+        return None
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    def start(total: int, done: int) -> Callable[[int], None]:
+        progress = Progress(
+            TextColumn("sessions"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        task = progress.add_task("run", total=total, completed=done, rate="")
+        progress.start()
+        state = {"n": 0}
+        import time
+
+        t0 = time.perf_counter()
+
+        def advance(n: int) -> None:
+            state["n"] += n
+            rate = state["n"] / max(time.perf_counter() - t0, 1e-9)
+            progress.update(task, advance=n, rate=f"{rate:,.0f}/s")
+            if progress.finished:
+                progress.stop()
+
+        return advance
+
+    return start
+
+
+@click.command("run")
+@click.argument("scenarios", nargs=-1)
+@click.option("--agents", multiple=True, help="Agents to run (comma-separated or repeated); default all.")
+@click.option("--strategies", multiple=True, help="tool_errors strategies; default all four.")
+@click.option("--hosts", multiple=True, help="Host models (typical, transparent); default typical.")
+@click.option("--seeds", type=int, default=DEFAULT_SEEDS, show_default=True, help="Seeds 0..N-1 per cell.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=V1,V2", help="Sweep a scenario parameter.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Results directory.")
+@click.option(
+    "--executor", type=click.Choice(["serial", "process", "dask"]), default="process", show_default=True
+)
+@click.option(
+    "--workers", type=click.IntRange(min=1), default=None, help="Worker processes; default all cores."
+)
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="A dask scheduler, e.g. tcp://host:8786.")
+@click.option("--resume", is_flag=True, help="Finish an interrupted run in --out (or the latest run).")
+@click.option("--traces", is_flag=True, help="Also write every session's JSONL wire trace.")
+@click.option("--codec", type=click.Choice(["json", "orjson", "msgspec"]), default="json", show_default=True)
+@click.option(
+    "--by", default="agent", show_default=True, help="Group the printed comparison by these columns."
+)
+@click.option("--no-compare", is_flag=True, help="Do not print the comparison at the end.")
+def command(
+    scenarios: tuple[str, ...],
+    agents: tuple[str, ...],
+    strategies: tuple[str, ...],
+    hosts: tuple[str, ...],
+    seeds: int,
+    sets: tuple[str, ...],
+    out: Path | None,
+    executor: str,
+    workers: int | None,
+    scheduler: str | None,
+    resume: bool,
+    traces: bool,
+    codec: str,
+    by: str,
+    no_compare: bool,
+) -> int:
+    """Run every scenario x agent x strategy x seed (default: all shipped, 25 seeds) and compare."""
+    from harness.batch import SessionOptions, default_out, run_batch
+    from harness.results import ResultsDir
+
+    if scheduler and executor != "dask":
+        raise UserError("--scheduler goes with --executor dask")
+    if resume:
+        if out is None:
+            out = _latest_run()
+        results = ResultsDir.open(out)
+        grid = results.grid
+        sources = tuple(sorted(results.manifest.get("scenario_sources", {}).items()))
+        codec = results.manifest.get("codec", codec)
+        traces = bool(results.manifest.get("traces", traces))
+        if scenarios or agents or strategies or hosts or sets:
+            given, _ = build_grid(scenarios, agents, strategies, hosts, seeds, sets)
+            if given != grid:
+                raise UserError(f"{out}: the grid given differs from the run's; omit it to resume as it was")
+    else:
+        grid, sources = build_grid(scenarios, agents, strategies, hosts, seeds, sets)
+        out = out or default_out()
+    options = SessionOptions(codec=codec, traces=traces, scenario_sources=sources)
+    interactive = sys.stderr.isatty() and not os.environ.get("CI")
+    click.echo(f"harness run: {len(grid)} sessions -> {out} ({executor})", err=True)
+    summary = run_batch(
+        grid,
+        out,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        resume=resume,
+        options=options,
+        progress=progress_factory(interactive),
+    )
+    rate = summary.ran / summary.seconds if summary.seconds > 0 else 0.0
+    click.echo(
+        f"harness run: ran {summary.ran} sessions in {summary.seconds:.1f}s ({rate:,.0f}/s), "
+        f"{summary.skipped} already done, {summary.harness_errors} harness errors",
+        err=True,
+    )
+    if summary.interrupted:
+        click.echo(
+            f"harness run: interrupted; finished rows are kept. Resume: harness run --resume --out {out}",
+            err=True,
+        )
+        return 130
+    if not no_compare and summary.frame is not None and len(summary.frame):
+        from harness.cli.compare import print_comparison
+
+        print_comparison(
+            summary.frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out)
+        )
+    return 0
+
+
+def _latest_run(root: Path = Path("results")) -> Path:
+    runs = sorted(p for p in root.glob("*") if (p / "manifest.json").exists())
+    if not runs:
+        raise UserError(f"--resume: no runs under {root}/; name one with --out")
+    return runs[-1]

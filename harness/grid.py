@@ -1,0 +1,125 @@
+"""The grid of a batch: which sessions a run is made of, each named by its key.
+
+A cell is one session: (scenario, agent, strategy, host, seed) plus the swept
+parameter values (``--set faults.rate=0,0.1``). The grid is pure data; it is
+written into the manifest so that ``--resume`` rebuilds exactly the same cells
+and a comparison knows what was run. Cells come out in a fixed order, so the
+same grid always gives the same list.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from harness.errors import UserError
+
+KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "seed")
+"""Columns that, with the swept parameters, identify a session row."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One session to run."""
+
+    scenario: str
+    agent: str
+    strategy: str
+    host: str
+    seed: int
+    params: tuple[tuple[str, float | int | str], ...] = ()
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.scenario, self.agent, self.strategy, self.host, self.seed, *(v for _, v in self.params))
+
+    def label(self) -> str:
+        extra = "".join(f"__{k}={v}" for k, v in self.params)
+        return f"{self.scenario}__{self.agent}__{self.strategy}__{self.host}__{self.seed}{extra}"
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Everything a batch runs: the product of its axes."""
+
+    scenarios: tuple[str, ...]
+    agents: tuple[str, ...]
+    strategies: tuple[str, ...]
+    hosts: tuple[str, ...]
+    seeds: tuple[int, ...]
+    sweeps: tuple[tuple[str, tuple[float | int | str, ...]], ...] = field(default=())
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.sweeps)
+
+    def cells(self) -> list[Cell]:
+        sweep_values = list(itertools.product(*(values for _, values in self.sweeps)))
+        names = self.param_names
+        return [
+            Cell(sc, ag, st, ho, se, tuple(zip(names, vals, strict=True)))
+            for sc, ag, st, ho, vals, se in itertools.product(
+                self.scenarios, self.agents, self.strategies, self.hosts, sweep_values, self.seeds
+            )
+        ]
+
+    def __len__(self) -> int:
+        n = len(self.scenarios) * len(self.agents) * len(self.strategies) * len(self.hosts) * len(self.seeds)
+        for _, values in self.sweeps:
+            n *= len(values)
+        return n
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["sweeps"] = {name: list(values) for name, values in self.sweeps}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Grid:
+        try:
+            return cls(
+                scenarios=tuple(data["scenarios"]),
+                agents=tuple(data["agents"]),
+                strategies=tuple(data["strategies"]),
+                hosts=tuple(data["hosts"]),
+                seeds=tuple(int(s) for s in data["seeds"]),
+                sweeps=tuple((k, tuple(v)) for k, v in data.get("sweeps", {}).items()),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"manifest.json: grid: unreadable ({exc})") from None
+
+
+def parse_number(text: str) -> float | int | str:
+    """A swept value: int if it looks like one, else float, else the string itself."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_sets(items: Iterable[str]) -> tuple[tuple[str, tuple[float | int | str, ...]], ...]:
+    """Parse ``--set key=v1,v2`` options into sweep axes."""
+    sweeps: dict[str, tuple[float | int | str, ...]] = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not values.strip():
+            raise UserError(f"--set {item!r}: expected KEY=V1[,V2,...], e.g. faults.rate=0,0.1,0.2")
+        if key in sweeps:
+            raise UserError(f"--set {key}: given twice")
+        parsed = tuple(dict.fromkeys(parse_number(v.strip()) for v in values.split(",") if v.strip()))
+        sweeps[key] = parsed
+    return tuple(sweeps.items())
+
+
+def split_names(values: Sequence[str]) -> tuple[str, ...]:
+    """Accept both ``--agents a b`` style repeats and ``--agents a,b``."""
+    out: list[str] = []
+    for v in values:
+        out.extend(part.strip() for part in v.split(",") if part.strip())
+    return tuple(dict.fromkeys(out))

@@ -1,0 +1,167 @@
+"""PNG figures from a session table (matplotlib, Agg: no display needed).
+
+Every figure is computed from the table through :func:`harness.analysis.compare`
+(so bars and intervals are the ones ``harness compare`` prints), labelled on both
+axes, and titled with what it shows and which run it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from harness.analysis import compare, param_columns
+
+STRATEGY_ORDER = ("is_error", "masked", "collapse", "escape")
+COLORS = {"is_error": "#2a9d8f", "masked": "#e9c46a", "collapse": "#e76f51", "escape": "#6d597a"}
+
+
+def _strategies(df: pd.DataFrame) -> list[str]:
+    present = set(df["strategy"])
+    return [s for s in STRATEGY_ORDER if s in present] + sorted(present - set(STRATEGY_ORDER))
+
+
+def _bars(
+    ax: Axes, table: pd.DataFrame, groups: list[str], value: str, lo: str, hi: str, label: str
+) -> None:
+    strategies = _strategies(table)
+    width = 0.8 / max(1, len(strategies))
+    x = np.arange(len(groups))
+    for i, strategy in enumerate(strategies):
+        sub = table[table.strategy == strategy].set_index("scenario").reindex(groups)
+        vals = sub[value].to_numpy(dtype=float)
+        err = np.vstack([vals - sub[lo].to_numpy(dtype=float), sub[hi].to_numpy(dtype=float) - vals])
+        err = np.nan_to_num(np.clip(err, 0, None))
+        ax.bar(x + (i - (len(strategies) - 1) / 2) * width, vals, width, yerr=err, capsize=2,
+               label=strategy, color=COLORS.get(strategy))  # fmt: skip
+    ax.set_xticks(x, groups, rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel(label)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def success_and_recovery(df: pd.DataFrame, run: str) -> Figure:
+    """Success and recovery rate by strategy per scenario, with 95% bootstrap CIs."""
+    table = compare(df, by=("scenario",), group_params=False)
+    groups = sorted(set(table.scenario))
+    fig, axes = plt.subplots(2, 1, figsize=(max(8, len(groups) * 0.9), 8), sharex=True)
+    _bars(axes[0], table, groups, "success_rate", "success_lo", "success_hi", "success rate")
+    if "recovery_rate" in table:
+        _bars(axes[1], table, groups, "recovery_rate", "recovery_lo", "recovery_hi", "recovery rate")
+    axes[1].set_xlabel("scenario")
+    axes[0].legend(title="strategy", ncols=4, fontsize=8)
+    pooled = f", pooled over {', '.join(param_columns(df))}" if param_columns(df) else ""
+    fig.suptitle(
+        f"Success and recovery by error-handling strategy (all agents{pooled}, 95% CI)\n"
+        f"run {run}, {len(df)} sessions"
+    )
+    fig.tight_layout()
+    return fig
+
+
+def steps_to_recover(df: pd.DataFrame, run: str) -> Figure:
+    """Distribution of steps from the first fault to the subgoal's success, per strategy."""
+    strategies = _strategies(df)
+    data = []
+    for s in strategies:
+        lists: Any = df.loc[df.strategy == s, "recover_steps"] if "recover_steps" in df else []
+        data.append([int(v) for lst in lists if lst is not None for v in lst])
+    fig, ax = plt.subplots(figsize=(8, 5))
+    positions = [i for i, d in enumerate(data) if d]
+    if positions:
+        ax.boxplot([data[i] for i in positions], positions=positions, widths=0.6, showmeans=True)
+    for i, d in enumerate(data):
+        ax.text(
+            i, ax.get_ylim()[1] if positions else 0.5, f"n={len(d)}", ha="center", va="bottom", fontsize=8
+        )
+    ax.set_xticks(range(len(strategies)), strategies)
+    ax.set_xlabel("strategy")
+    ax.set_ylabel("steps to recover (per recovery)")
+    ax.set_title(f"Steps from first fault to recovery, by strategy\nrun {run}", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def success_vs_sweep(df: pd.DataFrame, run: str) -> Figure | None:
+    """Success rate against the first swept parameter, one line per strategy (None if no sweep)."""
+    params = param_columns(df)
+    if not params:
+        return None
+    param = params[0]
+    table = compare(df, by=(param,))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for strategy in _strategies(table):
+        sub = table[table.strategy == strategy].sort_values(param)
+        x = sub[param].to_numpy(dtype=float)
+        ax.plot(x, sub.success_rate, marker="o", label=strategy, color=COLORS.get(strategy))
+        ax.fill_between(x, sub.success_lo.to_numpy(dtype=float), sub.success_hi.to_numpy(dtype=float),
+                        alpha=0.15, color=COLORS.get(strategy))  # fmt: skip
+    ax.set_xlabel(param)
+    ax.set_ylabel("success rate")
+    ax.set_ylim(0, 1.05)
+    ax.legend(title="strategy")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"Success against swept {param} (all agents, 95% CI)\nrun {run}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def agent_strategy_heatmap(df: pd.DataFrame, run: str) -> Figure:
+    """Success rate for each agent under each strategy."""
+    strategies = _strategies(df)
+    agents = sorted(set(df.agent))
+    grid = df.assign(success=df.success.astype(float)).pivot_table(
+        index="agent", columns="strategy", values="success", aggfunc="mean"
+    )
+    grid = grid.reindex(index=agents, columns=strategies)
+    fig, ax = plt.subplots(figsize=(1.6 * len(strategies) + 2, 0.6 * len(agents) + 2))
+    values = grid.to_numpy(dtype=float)
+    im = ax.imshow(values, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    for i in range(len(agents)):
+        for j in range(len(strategies)):
+            v = float(values[i, j])
+            if not np.isnan(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", color="white" if v < 0.6 else "black")
+    ax.set_xticks(range(len(strategies)), strategies)
+    ax.set_yticks(range(len(agents)), agents)
+    ax.set_xlabel("strategy")
+    ax.set_ylabel("agent")
+    fig.colorbar(im, ax=ax, label="success rate")
+    ax.set_title(f"Success rate, agent x strategy\nrun {run}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+FIGURES: dict[str, Callable[[pd.DataFrame, str], Figure | None]] = {
+    "success_recovery_by_strategy.png": success_and_recovery,
+    "steps_to_recover.png": steps_to_recover,
+    "success_vs_sweep.png": success_vs_sweep,
+    "agent_strategy_heatmap.png": agent_strategy_heatmap,
+}
+
+
+def draw_all(df: pd.DataFrame, out: Path, run: str) -> list[Path]:
+    """Write every figure that applies to ``df`` into ``out``; return the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, make in FIGURES.items():
+        fig = make(df, run)
+        if fig is None:
+            continue
+        path = out / name
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
