@@ -139,8 +139,11 @@ def compare(
                 rec = sdf["recoveries"].to_numpy(dtype=float)
                 opp = sdf["recovery_opportunities"].to_numpy(dtype=float)
                 row["recovery_rate"] = float(_ratio(rec, opp))
+                # Sessions without an opportunity add nothing to either sum; leaving them out keeps
+                # every resample's denominator positive.
+                met = opp > 0
                 row["recovery_lo"], row["recovery_hi"] = (
-                    _interval([rec, opp], _ratio, rng) if opp.sum() > 0 else (math.nan, math.nan)
+                    _interval([rec[met], opp[met]], _ratio, rng) if met.any() else (math.nan, math.nan)
                 )
             if "recover_steps" in sdf.columns:
                 steps = [s for lst in sdf["recover_steps"] if lst is not None for s in lst]

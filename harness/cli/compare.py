@@ -10,8 +10,9 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from harness.errors import UserError
+from harness.errors import UserError, unknown_name
 from harness.grid import split_names
+from harness.protocol.strategies import STRATEGIES
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -23,12 +24,14 @@ def print_comparison(
     from harness.analysis import compare, display_frame, to_markdown
 
     if baseline not in set(df["strategy"]):
+        if baseline not in STRATEGIES:
+            raise unknown_name("--baseline strategy", baseline, STRATEGIES)
         raise UserError(
             f"--baseline {baseline}: no sessions with that strategy (have: {sorted(set(df.strategy))})"
         )
     for col in by:
         if col not in df.columns:
-            raise UserError(f"--by {col}: no such column (have: {', '.join(map(str, df.columns))})")
+            raise unknown_name("--by column", col, map(str, df.columns))
     table = compare(df, by=by, baseline=baseline, k=k)
     if fmt == "csv":
         click.echo(table.to_csv(index=False), nl=False)

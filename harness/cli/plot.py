@@ -23,5 +23,9 @@ def command(directory: Path, out: Path | None) -> None:
     if df.empty:
         raise UserError(f"{directory}: no finished sessions yet")
     target = out or (directory / "plots")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {target}: cannot create the directory ({exc.strerror or exc})") from None
     for path in draw_all(df, target, run=directory.name):
         click.echo(str(path))

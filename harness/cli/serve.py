@@ -8,7 +8,8 @@ import sys
 import click
 
 from harness.errors import UserError
-from harness.protocol.server import MCPServer
+from harness.protocol.runner import DEFAULT_CALL_TIMEOUT, ThreadedRunner
+from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES, MCPServer
 from harness.protocol.strategies import STRATEGIES
 
 
@@ -26,8 +27,30 @@ from harness.protocol.strategies import STRATEGIES
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="HTTP port.")
 @click.option("--conformance", is_flag=True, help="Serve the fixture the MCP conformance suite calls.")
+@click.option(
+    "--call-timeout",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_CALL_TIMEOUT,
+    show_default=True,
+    help="Seconds a tool call may run before it is cut and reported as failed (0: no limit).",
+)
+@click.option(
+    "--max-message-bytes",
+    type=click.IntRange(min=64),
+    default=DEFAULT_MAX_MESSAGE_BYTES,
+    show_default=True,
+    help="Larger messages are refused with -32600.",
+)
 def command(
-    demo: bool, strategy: str, page_size: int | None, use_http: bool, host: str, port: int, conformance: bool
+    demo: bool,
+    strategy: str,
+    page_size: int | None,
+    use_http: bool,
+    host: str,
+    port: int,
+    conformance: bool,
+    call_timeout: float,
+    max_message_bytes: int,
 ) -> None:
     """Serve an MCP server; logs go to stderr, stdout carries only JSON-RPC."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="harness serve: %(message)s")
@@ -43,12 +66,18 @@ def command(
         def factory() -> MCPServer:
             return build_demo_server(strategy, page_size=page_size)
 
+    def configured() -> MCPServer:
+        server = factory()
+        server.tool_runner = ThreadedRunner(call_timeout) if call_timeout > 0 else None
+        server.max_message_bytes = max_message_bytes
+        return server
+
     if use_http:
         from harness.transports.http import serve_http  # type: ignore[import-not-found,unused-ignore]
 
-        serve_http(factory, host=host, port=port)
+        serve_http(configured, host=host, port=port)
         return
     from harness.transports.stdio import serve_stdio
 
     logging.getLogger("harness.serve").info("serving over stdio (strategy=%s)", strategy)
-    serve_stdio(factory(), sys.stdin.buffer, sys.stdout.buffer)
+    serve_stdio(configured(), sys.stdin.buffer, sys.stdout.buffer)

@@ -12,9 +12,9 @@ from typing import Any, Protocol
 
 from harness import __version__
 from harness.protocol.errors import INVALID_REQUEST, RPCError, TransportError
-from harness.protocol.messages import Message, check_response, notification
+from harness.protocol.messages import Message, check_response, is_valid_id, notification
 from harness.protocol.server import TOOLS_LIST_CHANGED
-from harness.protocol.versions import LATEST_VERSION
+from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 
 class Transport(Protocol):
@@ -61,7 +61,8 @@ class MCPClient:
         reply = self.transport.send(message)
         if reply is None:
             raise TransportError(f"no reply to request {req_id} ({method})")
-        if reply.get("id") != req_id:
+        got = reply.get("id")
+        if not is_valid_id(got) or got != req_id:  # strict: true == 1 and 1.0 == 1 in Python
             raise TransportError(f"reply id {reply.get('id')!r} does not match request id {req_id}")
         try:
             check_response(reply)
@@ -93,6 +94,9 @@ class MCPClient:
         version = result.get("protocolVersion")
         if not isinstance(version, str):
             raise RPCError(INVALID_REQUEST, "initialize result has no protocolVersion")
+        if version not in SUPPORTED_VERSIONS:
+            # spec: a client that cannot use the server's answer disconnects (no initialized)
+            raise TransportError(f"server answered protocol version {version!r}, which we do not speak")
         self.protocol_version = version
         self.server_capabilities = result.get("capabilities") or {}
         self.server_info = result.get("serverInfo") or {}
@@ -111,12 +115,17 @@ class MCPClient:
         """Every tool, following cursors to the end; refills ``tools_cache``."""
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
+        seen: set[str] = set()
         while True:
             result = self.request("tools/list", {"cursor": cursor} if cursor is not None else None)
             tools.extend(result.get("tools", []))
             next_cursor = result.get("nextCursor")
             if not next_cursor:
                 break
+            if not isinstance(next_cursor, str) or next_cursor in seen:
+                # a paginator that never ends must not hang the client
+                raise TransportError(f"tools/list returned a repeated or non-string cursor {next_cursor!r}")
+            seen.add(next_cursor)
             cursor = next_cursor
         self.tools_cache = {t["name"]: t for t in tools}
         return tools

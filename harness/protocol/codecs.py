@@ -27,7 +27,7 @@ class Codec:
 
 
 def _json_codec() -> Codec:
-    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # NaN is not JSON
 
     def encode(obj: Any) -> bytes:
         return dumps(obj).encode()

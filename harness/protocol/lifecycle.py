@@ -28,6 +28,10 @@ class State(enum.Enum):
     INITIALIZING = "initializing"
     READY = "ready"
 
+    # Members are singletons, so identity hashing is exact; Enum's own __hash__ is
+    # Python code, and the gate below hashes a state on every request.
+    __hash__ = object.__hash__
+
 
 INITIALIZE = "initialize"
 PING = "ping"
@@ -58,10 +62,16 @@ TRANSITIONS: dict[tuple[State, str], State] = {
 """The only two state changes there are."""
 
 
+_GATE_ROWS: dict[State, dict[str, str | None]] = {
+    state: {method: rule for (s, method), rule in REQUEST_GATE.items() if s is state} for state in State
+}
+"""REQUEST_GATE regrouped by state, so a check builds no key tuple (it runs on every request)."""
+
+
 def check_request(state: State, method: str) -> None:
     """Raise -32600 if ``method`` may not be requested in ``state``."""
-    key = (state, method) if (state, method) in REQUEST_GATE else (state, _OTHER)
-    rejection = REQUEST_GATE[key]
+    row = _GATE_ROWS[state]
+    rejection = row[method] if method in row else row[_OTHER]
     if rejection is not None:
         raise InvalidRequest(rejection)
 

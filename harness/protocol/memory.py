@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.protocol.codecs import get_codec
-from harness.protocol.errors import ServerCrashed
-from harness.protocol.messages import Message
+from harness.protocol.errors import INTERNAL_ERROR, ServerCrashed
+from harness.protocol.messages import Message, error_response
 from harness.protocol.server import MCPServer
 
 Tap = Callable[[str, bytes], None]
@@ -49,7 +49,10 @@ class InMemoryTransport:
             self._drain()
         if reply is None:
             return None
-        wire = encode(reply)
+        try:
+            wire = encode(reply)
+        except (TypeError, ValueError, OverflowError) as exc:  # as handle_text does: -32603, not a crash
+            wire = encode(error_response(reply.get("id"), INTERNAL_ERROR, f"reply not serializable: {exc}"))
         if tap is not None:
             tap("s2c", wire)
         parsed: Message = decode(wire)

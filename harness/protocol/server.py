@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ from harness.protocol.messages import (
     notification,
     reply_id,
 )
+from harness.protocol.payload import DEFAULT_MAX_RESULT_BYTES
+from harness.protocol.runner import ToolRunner
 from harness.protocol.strategies import TOOL_ERROR_STRATEGIES, ToolEscape
 from harness.protocol.tools import Tool, ToolFn, decode_cursor, encode_cursor, to_result
 from harness.protocol.versions import SEP_1303_VERSION, at_least, negotiate
@@ -53,15 +56,42 @@ DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
 
+_ID_TYPES = frozenset({int, str})
+"""The exact types of a valid request id (``bool`` is an int subclass, so it is left out)."""
+_NO_PARAMS: dict[str, Any] = {}
+"""A stand-in for absent params in the envelope fast path; never handed to a handler."""
+
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+"""RFC 5424 severities, least severe first (``logging/setLevel``, ``notifications/message``)."""
+
+MAX_COMPLETIONS = 100
+"""The spec's cap on ``completion/complete`` values in one answer."""
+
 
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError(f"number {text[:40]} overflows a double")
+    return value
+
+
 def parse_json(text: str | bytes) -> Any:
-    """Strict JSON: NaN and Infinity are not JSON, deep nesting is a parse error."""
+    """Strict JSON: NaN and Infinity are not JSON (nor is 1e999), deep nesting is a parse error."""
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        return json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
     except RecursionError:
         raise ValueError("nesting too deep") from None
 
@@ -121,7 +151,10 @@ class MCPServer:
     ``allowed_tools`` is the per-client allow-list (None allows every tool);
     ``tool_errors`` names the strategy for a raising tool (see
     :mod:`harness.protocol.strategies`); ``page_size`` turns on tools/list
-    pagination.
+    pagination. ``tool_runner`` runs each tool call (None: in place; see
+    :mod:`harness.protocol.runner` for a per-call timeout); a tool result above
+    ``max_result_bytes`` or one JSON cannot carry is a tool failure, reported
+    through the strategy (:mod:`harness.protocol.payload`).
     """
 
     def __init__(
@@ -134,6 +167,8 @@ class MCPServer:
         page_size: int | None = None,
         instructions: str | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        tool_runner: ToolRunner | None = None,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         if tool_errors not in TOOL_ERROR_STRATEGIES:
             raise ValueError(
@@ -149,10 +184,16 @@ class MCPServer:
         self.page_size = page_size
         self.instructions = instructions
         self.max_message_bytes = max_message_bytes
+        self.tool_runner = tool_runner  # None: call tools in place (sans-IO); see harness.protocol.runner
+        self.max_result_bytes = max_result_bytes
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.resource_templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
+        self.completions: dict[tuple[str, str], list[str]] = {}
+        self.subscriptions: set[str] = set()
+        self.log_level: str | None = None
+        self._call_params: dict[str, Any] = {}
         self.state = State.NEW
         self.protocol_version: str | None = None
         self.client_info: dict[str, Any] | None = None
@@ -168,6 +209,10 @@ class MCPServer:
             "resources/read": self._read_resource,
             "prompts/list": self._list_prompts,
             "prompts/get": self._get_prompt,
+            "logging/setLevel": self._set_level,
+            "completion/complete": self._complete,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
         }
 
     # -- registration -------------------------------------------------------------
@@ -265,18 +310,61 @@ class MCPServer:
         if self.state is State.READY:
             self._outbox.append(notification(TOOLS_LIST_CHANGED))
 
+    def add_completion(self, ref: str, argument: str, values: Iterable[str]) -> None:
+        """Offer ``values`` for ``argument`` of a prompt name or a resource template URI."""
+        self.completions[(ref, argument)] = list(values)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Queue ``notifications/message`` if ``level`` is at or above the client's ``logging/setLevel``."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; one of {', '.join(LOG_LEVELS)}")
+        floor = LOG_LEVELS.index(self.log_level) if self.log_level is not None else 0
+        if self.state is State.READY and LOG_LEVELS.index(level) >= floor:
+            params: dict[str, Any] = {"level": level, "data": data}
+            if logger is not None:
+                params["logger"] = logger
+            self._outbox.append(notification("notifications/message", params))
+
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Queue ``notifications/progress`` for the running tools/call, if it sent a progressToken."""
+        meta = self._call_params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._outbox.append(notification("notifications/progress", params))
+
+    def resource_updated(self, uri: str) -> None:
+        """Queue ``notifications/resources/updated`` if the client subscribed to ``uri``."""
+        if self.state is State.READY and uri in self.subscriptions:
+            self._outbox.append(notification("notifications/resources/updated", {"uri": uri}))
+
     # -- the edges -----------------------------------------------------------------
 
     def handle(self, message: Message) -> Message | None:
         """Answer one parsed message: a reply dict, or None for a notification."""
         try:
-            if is_response(message) and message.get("jsonrpc") == JSONRPC:
-                return None  # an answer to a server request; this server sends none
-            check_envelope(message)
-            method: str = message["method"]
-            if "id" not in message:
-                self._notified(method)
-                return None
+            method: str
+            if (
+                type(message) is dict
+                and type(message.get("id")) in _ID_TYPES
+                and type(message.get("method")) is str
+                and message.get("jsonrpc") == JSONRPC
+                and type(message.get("params", _NO_PARAMS)) is dict
+            ):
+                method = message["method"]  # a well-formed request: check_envelope would pass it
+            else:
+                if is_response(message) and message.get("jsonrpc") == JSONRPC:
+                    return None  # an answer to a server request; this server sends none
+                check_envelope(message)
+                method = message["method"]
+                if "id" not in message:
+                    self._notified(method)
+                    return None
             lifecycle.check_request(self.state, method)
             handler = self._methods.get(method)
             if handler is None:
@@ -286,6 +374,8 @@ class MCPServer:
                 self.state = lifecycle.after(self.state, method)
             return {"jsonrpc": JSONRPC, "id": message["id"], "result": result}
         except RPCError as exc:
+            if _is_notification_envelope(message):
+                return None  # a notification is never answered, not even with an error (bad params)
             return error_response(reply_id(message), exc.code, exc.message, exc.data)
         except ToolEscape as esc:
             raise esc.original from None
@@ -296,7 +386,11 @@ class MCPServer:
 
     def handle_text(self, text: str | bytes) -> str | None:
         """The byte edge: parse, handle, serialize. Bad bytes get -32700 with id null."""
-        if len(text) > self.max_message_bytes:
+        if len(text) > self.max_message_bytes or (
+            type(text) is str  # characters, not bytes: only text near the limit is measured
+            and len(text) * 4 > self.max_message_bytes
+            and len(text.encode("utf-8", "surrogatepass")) > self.max_message_bytes
+        ):
             return _dump(
                 error_response(None, INVALID_REQUEST, f"message larger than {self.max_message_bytes} bytes")
             )
@@ -313,7 +407,7 @@ class MCPServer:
             return None
         try:
             return _dump(reply)
-        except (TypeError, ValueError, OverflowError) as exc:
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:
             return _dump(error_response(reply_id(message), INTERNAL_ERROR, f"reply not serializable: {exc}"))
 
     def _notified(self, method: str) -> None:
@@ -333,7 +427,13 @@ class MCPServer:
         self.protocol_version = negotiate(requested)
         result: dict[str, Any] = {
             "protocolVersion": self.protocol_version,
-            "capabilities": {"tools": {"listChanged": True}, "resources": {}, "prompts": {}},
+            "capabilities": {
+                "tools": {"listChanged": True},
+                "resources": {"subscribe": True},
+                "prompts": {},
+                "logging": {},
+                "completions": {},
+            },
             "serverInfo": {"name": self.name, "version": self.version},
         }
         if self.instructions:
@@ -362,15 +462,21 @@ class MCPServer:
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("tools/call needs a string name")
-        for rule in CALL_LATTICE:
-            if rule.applies(self, name):
-                raise rule.error(rule.message.format(name=name))
+        tool = self.tools.get(name)
+        allowed = self.allowed_tools
+        if tool is None or (allowed is not None and name not in allowed):
+            # Only a call some row may reject walks the table (the fast test above is the
+            # negation of every row; a new row must be added to it too).
+            for rule in CALL_LATTICE:
+                if rule.applies(self, name):
+                    raise rule.error(rule.message.format(name=name))
+            tool = self.tools[name]
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
         elif not isinstance(arguments, dict):
             raise InvalidParams("arguments must be an object")
-        tool = self.tools[name]
+        self._call_params = params  # one store; progress() reads _meta only when a tool reports
         problem = tool.argument_problem(arguments)
         if problem is not None:
             if self.protocol_version is not None and at_least(self.protocol_version, SEP_1303_VERSION):
@@ -379,7 +485,11 @@ class MCPServer:
                 return {"content": [{"type": "text", "text": text}], "isError": True}
             raise InvalidParams(f"invalid arguments for tool {name!r}: {problem}")
         try:
-            return to_result(tool.fn(**arguments))
+            runner = self.tool_runner
+            value = tool.fn(**arguments) if runner is None else runner(name, tool.fn, arguments)
+            if type(value) is str and len(value) * 4 <= self.max_result_bytes:  # as to_result would
+                return {"content": [{"type": "text", "text": value}]}
+            return to_result(value, self.max_result_bytes)
         except RPCError:
             raise
         except Exception as exc:
@@ -463,6 +573,50 @@ class MCPServer:
             result["description"] = prompt.description
         return result
 
+    def _set_level(self, params: dict[str, Any]) -> dict[str, Any]:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise InvalidParams(f"level must be one of {', '.join(LOG_LEVELS)}")
+        self.log_level = level
+        return {}
+
+    def _complete(self, params: dict[str, Any]) -> dict[str, Any]:
+        ref, argument = params.get("ref"), params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise InvalidParams("completion/complete needs ref and argument objects")
+        kind, templates = ref.get("type"), {t.uri_template for t in self.resource_templates}
+        if kind == "ref/prompt" and ref.get("name") in self.prompts:
+            key = ref["name"]
+        elif kind == "ref/resource" and ref.get("uri") in templates:
+            key = ref["uri"]
+        else:
+            raise InvalidParams(f"no prompt or resource template matches ref {ref!r}")
+        name, value = argument.get("name"), argument.get("value")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise InvalidParams("argument needs a string name and a string value")
+        values = [v for v in self.completions.get((key, name), ()) if v.startswith(value)]
+        shown = values[:MAX_COMPLETIONS]
+        return {"completion": {"values": shown, "total": len(values), "hasMore": len(values) > len(shown)}}
+
+    def _subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("resources/subscribe needs a string uri")
+        known = uri in self.resources or any(
+            match_template(t.uri_template, uri) is not None for t in self.resource_templates
+        )
+        if not known:
+            raise ResourceNotFound(f"resource not found: {uri}", {"uri": uri})
+        self.subscriptions.add(uri)
+        return {}
+
+    def _unsubscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("resources/unsubscribe needs a string uri")
+        self.subscriptions.discard(uri)
+        return {}
+
 
 def match_template(template: str, uri: str) -> dict[str, str] | None:
     """Match ``uri`` against a simple level-1 URI template (``{var}`` segments)."""
@@ -487,5 +641,15 @@ def match_template(template: str, uri: str) -> dict[str, str] | None:
     return out if pos == len(uri) else None
 
 
+def _is_notification_envelope(message: object) -> bool:
+    return (
+        isinstance(message, dict)
+        and "id" not in message
+        and message.get("jsonrpc") == JSONRPC
+        and isinstance(message.get("method"), str)
+    )
+
+
 def _dump(message: Message) -> str:
-    return json.dumps(message, separators=(",", ":"))
+    # allow_nan=False: NaN and Infinity are not JSON; such a reply becomes -32603 instead.
+    return json.dumps(message, separators=(",", ":"), allow_nan=False)

@@ -2,7 +2,8 @@
 
 Server side, :func:`serve_stdio` feeds each line to ``MCPServer.handle_text``
 and writes the reply (and any queued notifications) back, one per line; logs go
-to stderr. A garbage line gets -32700 and the next line is served. Only the
+to stderr. A garbage line gets -32700 and the next line is served; a line over
+the size limit is never read whole: it gets -32600 and is skipped to its newline. Only the
 ``escape`` strategy lets an exception out, and then the process dies, as a
 naive server would.
 
@@ -22,10 +23,10 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
-from harness.protocol.errors import TransportError
+from harness.protocol.errors import INVALID_REQUEST, TransportError
 from harness.protocol.messages import Message, error_response, is_valid_id, response
 from harness.protocol.server import MCPServer
 
@@ -34,21 +35,60 @@ log = logging.getLogger("harness.stdio")
 DEFAULT_TIMEOUT = 10.0
 
 
-def serve_stdio(server: MCPServer, stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    """Serve ``server`` until stdin closes."""
-    for raw in stdin:
-        line = raw.strip()
-        if not line:
-            continue
-        reply = server.handle_text(line)
+def serve_stdio(
+    server: MCPServer, stdin: IO[bytes], stdout: IO[bytes], *, max_line_bytes: int | None = None
+) -> None:
+    """Serve ``server`` until stdin closes (or the client stops reading stdout).
+
+    Memory stays bounded whatever the client writes: a line longer than
+    ``max_line_bytes`` (default: the server's ``max_message_bytes``) is never held
+    whole; it gets one -32600 with id null and is skipped up to the next newline.
+    """
+    limit = server.max_message_bytes if max_line_bytes is None else max_line_bytes
+    for raw in _bounded_lines(stdin, limit):
+        if raw is None:
+            reply: str | None = json.dumps(
+                error_response(None, INVALID_REQUEST, f"message larger than {limit} bytes"),
+                separators=(",", ":"),
+            )
+        else:
+            line = raw.strip()
+            if not line:
+                continue
+            reply = server.handle_text(line)
         out = []
         if reply is not None:
             out.append(reply.encode())
         for note in server.take_notifications():
-            out.append(json.dumps(note, separators=(",", ":")).encode())
+            try:
+                out.append(json.dumps(note, separators=(",", ":"), allow_nan=False).encode())
+            except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+                log.warning("dropped a notification JSON cannot carry: %s", exc)
         if out:
-            stdout.write(b"\n".join(out) + b"\n")
-            stdout.flush()
+            try:
+                stdout.write(b"\n".join(out) + b"\n")
+                stdout.flush()
+            except BrokenPipeError:
+                log.info("the client closed its end of stdout; stopping")
+                return
+
+
+_SKIP_CHUNK = 1 << 16
+"""Bytes read at a time while skipping the rest of an oversized line."""
+
+
+def _bounded_lines(stdin: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """Lines of at most ``limit`` bytes (plus a line end), None for each longer one."""
+    while True:
+        raw = stdin.readline(limit + 2)  # + 2 leaves room for "\r\n"
+        if not raw:
+            return
+        if raw.endswith(b"\n") or len(raw) < limit + 2:
+            yield raw
+            continue
+        while raw and not raw.endswith(b"\n"):
+            raw = stdin.readline(_SKIP_CHUNK)
+        yield None
 
 
 _EOF = object()
@@ -85,9 +125,11 @@ class StdioTransport:
         self.stderr_lines: list[str] = []
         self._lines: queue.Queue[Any] = queue.Queue()
         self._inbox: list[Message] = []
-        threading.Thread(target=self._read_stdout, daemon=True).start()
+        self._readers = [threading.Thread(target=self._read_stdout, daemon=True)]
         if self.process.stderr is not None:
-            threading.Thread(target=self._read_stderr, daemon=True).start()
+            self._readers.append(threading.Thread(target=self._read_stderr, daemon=True))
+        for reader in self._readers:
+            reader.start()
 
     def _read_stdout(self) -> None:
         assert self.process.stdout is not None
@@ -206,6 +248,13 @@ class StdioTransport:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        # The readers end at EOF once the process is gone; then the pipes can be closed
+        # (an unclosed pipe is a ResourceWarning, an error under the test suite's filters).
+        for reader in self._readers:
+            reader.join(timeout=2.0)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None and not any(r.is_alive() for r in self._readers):
+                pipe.close()
 
     def __enter__(self) -> StdioTransport:
         return self

@@ -1,0 +1,154 @@
+"""PNG figures of a benchmark table: throughput against payload, depth and tool count, per codec,
+and the two ratios (to the floor, to the official SDK).
+
+Each figure is drawn only from rows the table has; a figure with nothing to show
+is skipped, not drawn empty. Matplotlib runs headless (Agg).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+_CODEC_ORDER = ("json", "orjson", "msgspec")
+
+
+def _codecs(df: pd.DataFrame) -> list[str]:
+    present = set(df["codec"].dropna())
+    return [c for c in _CODEC_ORDER if c in present] + sorted(present - set(_CODEC_ORDER))
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
+def _lines(ax: Axes, df: pd.DataFrame, x: str, title: str, xlabel: str) -> bool:
+    drawn = False
+    for codec in _codecs(df):
+        for layer, style in (("floor", "--"), ("transport", "-")):
+            part = df[(df["codec"] == codec) & (df["layer"] == layer)].sort_values(x)
+            if part.empty:
+                continue
+            ax.plot(part[x].astype(float), part["ops_per_s"], style, marker="o", label=f"{layer} {codec}")
+            drawn = True
+    ax.set(xscale="log", yscale="log", title=title, xlabel=xlabel, ylabel="round trips per second")
+    ax.grid(True, which="both", alpha=0.3)
+    if drawn:
+        ax.legend(fontsize=8)
+    return drawn
+
+
+def payload(df: pd.DataFrame, out: Path) -> Path | None:
+    rows = df[df["op"] == "payload"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    if not _lines(ax, rows, "payload_bytes", "tools/call throughput vs payload size", "text content (bytes)"):
+        plt.close(fig)
+        return None
+    return _save(fig, out / "throughput_vs_payload.png")
+
+
+def depth(df: pd.DataFrame, out: Path) -> Path | None:
+    rows = df[df["op"] == "nesting"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    if not _lines(ax, rows, "depth", "tools/call throughput vs nesting depth", "nesting depth (objects)"):
+        plt.close(fig)
+        return None
+    return _save(fig, out / "throughput_vs_depth.png")
+
+
+def tool_count(df: pd.DataFrame, out: Path) -> Path | None:
+    rows = df[(df["op"] == "tools/list") & df["layer"].isin(["transport", "handle"])]
+    if rows.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for (layer, codec, paged), part in rows.groupby(["layer", "codec", "paginated"], dropna=False, sort=True):
+        label = f"{layer}{' ' + codec if isinstance(codec, str) else ''}, {'paged' if paged else 'whole'}"
+        part = part.sort_values("tools")
+        ax.plot(
+            part["tools"].astype(float), part["ops_per_s"], "-" if paged else ":", marker="o", label=label
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        title="full tools/list listings per second vs tool count",
+        xlabel="tools on the server",
+        ylabel="listings per second",
+    )
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return _save(fig, out / "throughput_vs_tools.png")
+
+
+def per_codec(df: pd.DataFrame, out: Path) -> Path | None:
+    rows = df[(df["op"] == "tools/call") & df["layer"].isin(["floor", "transport", "client"])]
+    if rows.empty:
+        return None
+    table = rows.pivot_table(index="codec", columns="layer", values="ops_per_s")
+    table = table.reindex([c for c in _codecs(rows) if c in table.index])
+    table = table[[c for c in ("floor", "transport", "client") if c in table.columns]]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    table.plot.bar(ax=ax, rot=0)
+    ax.set(title="tools/call per codec", xlabel="codec", ylabel="calls per second")
+    ax.grid(True, axis="y", alpha=0.3)
+    return _save(fig, out / "tools_call_per_codec.png")
+
+
+def _bars(
+    rows: pd.DataFrame, column: str, title: str, lines: dict[str, float], path: Path, log: bool
+) -> Path | None:
+    rows = rows[rows[column].notna()]
+    if rows.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.28 * len(rows) + 1.2)))
+    ax.barh(rows["key"], rows[column], color="tab:blue")
+    for label, value in lines.items():
+        ax.axvline(value, color="tab:red", linestyle="--", linewidth=1)
+        ax.text(value, -0.9, label, color="tab:red", fontsize=7, ha="center", va="top")
+    if log:
+        ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set(title=title, xlabel=column.replace("_", " "))
+    ax.grid(True, axis="x", alpha=0.3)
+    return _save(fig, path)
+
+
+def ratio_to_floor(df: pd.DataFrame, out: Path) -> Path | None:
+    rows = df[df["group"] == "dispatch"]
+    lines = {"json 0.6": 0.6, "orjson 0.5": 0.5}
+    return _bars(
+        rows, "ratio_to_floor", "dispatch: rate / floor rate", lines, out / "ratio_to_floor.png", False
+    )
+
+
+def ratio_to_official(df: pd.DataFrame, out: Path) -> Path | None:
+    lines = {"40x": 40.0, "100x": 100.0}
+    path = out / "ratio_to_official_sdk.png"
+    return _bars(df, "ratio_to_official_sdk", "rate / official SDK rate", lines, path, True)
+
+
+FIGURES: tuple[Callable[[pd.DataFrame, Path], Path | None], ...] = (
+    payload,
+    depth,
+    tool_count,
+    per_codec,
+    ratio_to_floor,
+    ratio_to_official,
+)
+
+
+def draw_all(df: pd.DataFrame, out: Path) -> list[Path]:
+    """Draw every figure the table has rows for into ``out``; return the files written."""
+    return [path for figure in FIGURES if (path := figure(df, out)) is not None]

@@ -1,0 +1,254 @@
+"""From pytest-benchmark's JSON to one tidy row per figure, with its ratios.
+
+Each benchmark tags itself with :func:`tag` (pytest-benchmark keeps the tags in
+``extra_info``). A row's rate is ``batch / median`` seconds: the median resists
+the noise of a shared machine better than the mean pytest-benchmark calls
+``ops``. ``ratio_to_floor`` divides a path's rate by the rate of the row its
+``floor`` names (same messages, same codec, nothing else);
+``ratio_to_official_sdk`` divides by the row its ``peer`` names, and
+``ratio_to_baseline`` by its ``baseline`` (scaling: two workers against one). A row whose
+floor or peer did not run gets no ratio rather than a wrong one.
+
+The summary names the issue's targets and whether this run met them; nothing
+here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+TAG_FIELDS: tuple[str, ...] = (
+    "key",
+    "group",
+    "op",
+    "layer",
+    "codec",
+    "tools",
+    "paginated",
+    "payload_bytes",
+    "depth",
+    "workers",
+    "sessions",
+    "batch",
+    "floor",
+    "peer",
+    "baseline",
+)
+"""What a benchmark may say about itself; ``key`` (unique), ``group``, ``op`` and ``layer`` are required."""
+
+_REQUIRED_TAGS = ("key", "group", "op", "layer")
+
+COLUMNS: tuple[str, ...] = (
+    *TAG_FIELDS[:-3],
+    "rounds",
+    "median_s",
+    "mean_s",
+    "stddev_s",
+    "min_s",
+    "ops_per_s",
+    "floor",
+    "floor_ops_per_s",
+    "ratio_to_floor",
+    "peer",
+    "peer_ops_per_s",
+    "ratio_to_official_sdk",
+    "baseline",
+    "ratio_to_baseline",
+    "peak_rss_mb",
+    "name",
+)
+"""The tidy table's columns, in order."""
+
+
+def tag(benchmark: Any, **fields: Any) -> None:
+    """Describe the benchmark about to run (stored in pytest-benchmark's ``extra_info``)."""
+    unknown = set(fields) - set(TAG_FIELDS) - {"peak_rss_mb"}
+    if unknown:
+        raise ValueError(f"unknown benchmark tag(s): {', '.join(sorted(unknown))}")
+    missing = [f for f in _REQUIRED_TAGS if not fields.get(f)]
+    if missing:
+        raise ValueError(f"benchmark tag(s) missing: {', '.join(missing)}")
+    benchmark.extra_info.update(fields)
+
+
+def tidy(report: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per tagged benchmark in a pytest-benchmark JSON ``report``, ratios filled in."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for bench in report.get("benchmarks", []):
+        info = bench.get("extra_info") or {}
+        if not info.get("key"):
+            continue  # an untagged benchmark is not part of the suite's table
+        key = str(info["key"])
+        if key in seen:
+            raise ValueError(f"two benchmarks share the key {key!r}")
+        seen.add(key)
+        stats = bench["stats"]
+        batch = int(info.get("batch") or 1)
+        median = float(stats["median"])
+        row: dict[str, Any] = {f: info.get(f) for f in TAG_FIELDS}
+        row["batch"] = batch
+        row.update(
+            rounds=int(stats["rounds"]),
+            median_s=median / batch,
+            mean_s=float(stats["mean"]) / batch,
+            stddev_s=float(stats["stddev"]) / batch,
+            min_s=float(stats["min"]) / batch,
+            ops_per_s=batch / median if median > 0 else math.nan,
+            peak_rss_mb=info.get("peak_rss_mb"),
+            name=bench.get("name"),
+        )
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=list(COLUMNS))
+    rate = dict(zip(df["key"], df["ops_per_s"], strict=True))
+    df["floor_ops_per_s"] = [rate.get(k, math.nan) if isinstance(k, str) else math.nan for k in df["floor"]]
+    df["peer_ops_per_s"] = [rate.get(k, math.nan) if isinstance(k, str) else math.nan for k in df["peer"]]
+    df["ratio_to_floor"] = df["ops_per_s"] / df["floor_ops_per_s"]
+    df["ratio_to_official_sdk"] = df["ops_per_s"] / df["peer_ops_per_s"]
+    base = [rate.get(k, math.nan) if isinstance(k, str) else math.nan for k in df["baseline"]]
+    df["ratio_to_baseline"] = df["ops_per_s"] / pd.Series(base, index=df.index, dtype=float)
+    for col in ("tools", "payload_bytes", "depth", "workers", "sessions"):
+        df[col] = df[col].astype("Int64")
+    df["paginated"] = df["paginated"].astype("boolean")
+    return df.sort_values(["group", "op", "layer", "key"], kind="stable").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One of the issue's targets: ``key``'s ``column`` must reach ``threshold``."""
+
+    name: str
+    key: str
+    column: str
+    threshold: float
+
+
+TARGETS: tuple[Target, ...] = (
+    Target(
+        "json tools/call through the transport, x its floor",
+        "transport/tools/call/json",
+        "ratio_to_floor",
+        0.6,
+    ),
+    Target(
+        "orjson tools/call through the transport, x its floor",
+        "transport/tools/call/orjson",
+        "ratio_to_floor",
+        0.5,
+    ),
+    Target("tools/call, x the official SDK", "client/tools/call/json", "ratio_to_official_sdk", 40.0),
+    Target("full session, x the official SDK", "session/json", "ratio_to_official_sdk", 100.0),
+    Target("scripted 20-call sessions per second", "sessions/scripted-20", "ops_per_s", 2000.0),
+    Target("batch runner, 2 workers x 1 worker", "batch/process/2", "ratio_to_baseline", 1.7),
+)
+"""From issue 6; a target whose row did not run is reported as not measured."""
+
+
+def _value(df: pd.DataFrame, key: str, column: str) -> float | None:
+    hit = df.loc[df["key"] == key, column]
+    if hit.empty:
+        return None
+    value = float(hit.iloc[0])
+    return None if math.isnan(value) else value
+
+
+def summary(df: pd.DataFrame) -> dict[str, Any]:
+    """The headline figures: the two ratios the issue names, every ratio, and the targets."""
+    paths = df[df["floor"].notna()]
+    peers = df[df["peer"].notna()]
+    targets = []
+    for t in TARGETS:
+        value = _value(df, t.key, t.column)
+        targets.append(
+            {
+                "target": t.name,
+                "key": t.key,
+                "measure": t.column,
+                "threshold": t.threshold,
+                "measured": value,
+                "met": None if value is None else value >= t.threshold,
+            }
+        )
+    return {
+        "ratio_to_floor": _value(df, "transport/tools/call/json", "ratio_to_floor"),
+        "ratio_to_official_sdk": _value(df, "client/tools/call/json", "ratio_to_official_sdk"),
+        "ops_per_s": {str(k): _num(v) for k, v in zip(df["key"], df["ops_per_s"], strict=True)},
+        "ratios_to_floor": {
+            str(k): _num(v) for k, v in zip(paths["key"], paths["ratio_to_floor"], strict=True)
+        },
+        "ratios_to_official_sdk": {
+            str(k): _num(v) for k, v in zip(peers["key"], peers["ratio_to_official_sdk"], strict=True)
+        },
+        "targets": targets,
+        "rows": len(df),
+    }
+
+
+def _num(value: Any) -> float | None:
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def _rate(value: float) -> str:
+    if math.isnan(value):
+        return ""
+    for limit, unit in ((1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            return f"{value / limit:.3g} {unit}/s"
+    return f"{value:.3g} /s"
+
+
+def _ratio(value: Any) -> str:
+    number = float(value) if value is not None and not pd.isna(value) else math.nan
+    return "" if math.isnan(number) else f"{number:.3g}"
+
+
+HEADLINE_KEYS: tuple[str, ...] = (
+    "handle/tools/call",
+    "floor/tools/call/json",
+    "transport/tools/call/json",
+    "client/tools/call/json",
+    "floor/tools/call/orjson",
+    "transport/tools/call/orjson",
+    "client/tools/call/orjson",
+    "floor/tools/call/msgspec",
+    "transport/tools/call/msgspec",
+    "transport/tools/list/1000/whole/json",
+    "transport/tools/list/1000/paged/json",
+    "transport/initialize/json",
+    "stdio/tools/call",
+    "official/tools/call",
+    "official-legacy/tools/call",
+    "session/json",
+    "official/session",
+    "official-legacy/session",
+    "sessions/scripted-20",
+)
+"""The rows the printed summary shows (the CSV has them all)."""
+
+
+def markdown(df: pd.DataFrame, keys: tuple[str, ...] | None = HEADLINE_KEYS) -> str:
+    """A Markdown table of ``keys`` (all rows when None): rate and both ratios."""
+    rows = df if keys is None else df.set_index("key").reindex(list(keys)).dropna(how="all").reset_index()
+    lines = ["| figure | rate | x floor | x official SDK |", "|---|---:|---:|---:|"]
+    for row in rows.to_dict("records"):
+        lines.append(
+            f"| `{row['key']}` | {_rate(float(row['ops_per_s']))} | {_ratio(row['ratio_to_floor'])} "
+            f"| {_ratio(row['ratio_to_official_sdk'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def targets_markdown(info: Mapping[str, Any]) -> str:
+    """The targets of :func:`summary` as a Markdown table."""
+    lines = ["| target | measured | needed | met |", "|---|---:|---:|---|"]
+    for t in info["targets"]:
+        measured = "not measured" if t["measured"] is None else f"{t['measured']:.3g}"
+        met = "" if t["met"] is None else ("yes" if t["met"] else "no")
+        lines.append(f"| {t['target']} | {measured} | {t['threshold']:g} | {met} |")
+    return "\n".join(lines) + "\n"

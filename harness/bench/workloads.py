@@ -1,0 +1,409 @@
+"""What the benchmarks run: servers, messages, floors and peers, built once per case.
+
+Every measured path has a *floor*: the same request and reply serialized and
+parsed with the same codec and nothing else. A path's ratio to its floor says how
+much of the JSON round trip's speed the dispatch keeps (1.0 would be free
+dispatch). The official SDK is driven in-process, as its docs show
+(``Client(server)``), on an event loop held in a background thread, so that one
+connection serves many timed calls.
+
+Nothing here times anything; ``tests/benchmarks`` hands these callables to
+pytest-benchmark, and :mod:`harness.bench.table` reads what it measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from harness.demo import build_demo_server
+from harness.protocol.client import MCPClient
+from harness.protocol.codecs import get_codec
+from harness.protocol.lifecycle import State
+from harness.protocol.memory import InMemoryTransport
+from harness.protocol.messages import Message
+from harness.protocol.server import MCPServer
+from harness.protocol.versions import LATEST_VERSION
+
+CALL_ADD: Message = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "method": "tools/call",
+    "params": {"name": "add", "arguments": {"x": 2, "y": 3}},
+}
+"""The tools/call every dispatch benchmark sends (the reference lab's ``add``)."""
+
+INITIALIZE: Message = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": LATEST_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    },
+}
+INITIALIZED: Message = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+TOOL_COUNTS: tuple[int, ...] = (10, 100, 1000)
+PAGE_SIZE = 10
+"""Paginated tools/list cases list every page of this size, following cursors."""
+PAYLOAD_BYTES: tuple[int, ...] = (100, 1_000, 10_000, 100_000, 1_000_000)
+DEPTHS: tuple[int, ...] = (1, 8, 32, 128)
+"""Nesting depths of the echoed structure (orjson refuses more than 254 levels)."""
+
+Op = Callable[[], object]
+
+
+def ready(server: MCPServer) -> MCPServer:
+    """Take ``server`` through the handshake with plain dicts, so it answers tools/*."""
+    server.handle(INITIALIZE)
+    server.handle(INITIALIZED)
+    if server.state is not State.READY:
+        raise RuntimeError("the handshake did not reach READY")
+    return server
+
+
+def demo_server() -> MCPServer:
+    """The reference lab, handshake done."""
+    return ready(build_demo_server())
+
+
+def _echo_tool(**kwargs: object) -> str:
+    return "ok"
+
+
+def many_tools_server(count: int, page_size: int | None) -> MCPServer:
+    """A ready server with ``count`` tools shaped like the lab's ``add``."""
+    server = MCPServer("bench-tools", "0", page_size=page_size)
+    schema = {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+        "required": ["x", "y"],
+    }
+    for i in range(count):
+        server.add_tool(f"tool_{i:04d}", _echo_tool, schema, f"Tool number {i}: adds two integers.")
+    return ready(server)
+
+
+def list_request(cursor: str | None, req_id: int = 3) -> Message:
+    message: Message = {"jsonrpc": "2.0", "id": req_id, "method": "tools/list"}
+    if cursor is not None:
+        message["params"] = {"cursor": cursor}
+    return message
+
+
+def listing_exchange(server: MCPServer) -> list[tuple[Message, Message]]:
+    """Every (request, reply) pair of one full tools/list, following cursors."""
+    pairs: list[tuple[Message, Message]] = []
+    cursor: str | None = None
+    while True:
+        request = list_request(cursor)
+        reply = server.handle(request)
+        if reply is None or "result" not in reply:
+            raise RuntimeError(f"tools/list failed: {reply!r}")
+        pairs.append((request, reply))
+        cursor = reply["result"].get("nextCursor")
+        if cursor is None:
+            return pairs
+
+
+def list_all(send: Callable[[Message], Message | None]) -> int:
+    """List every tool through ``send`` (``server.handle`` or ``transport.send``)."""
+    count = 0
+    cursor: str | None = None
+    while True:
+        reply = send(list_request(cursor))
+        if reply is None:
+            raise RuntimeError("tools/list got no reply")
+        result = reply["result"]
+        count += len(result["tools"])
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return count
+
+
+def initialize_again(server: MCPServer, send: Callable[[Message], Message | None]) -> Op:
+    """One initialize per call: the server is put back to NEW first (one attribute store)."""
+
+    def op() -> object:
+        server.state = State.NEW
+        return send(INITIALIZE)
+
+    return op
+
+
+def floor(codec: str, pairs: Sequence[tuple[Message, Message]]) -> Op:
+    """Serialize and parse each request and reply with ``codec``, and nothing else."""
+    c = get_codec(codec)
+    encode, decode = c.encode, c.decode
+    if len(pairs) == 1:
+        ((request, reply),) = pairs
+
+        def one() -> object:
+            decode(encode(request))
+            return decode(encode(reply))
+
+        return one
+
+    def many() -> object:
+        out: object = None
+        for request, reply in pairs:
+            decode(encode(request))
+            out = decode(encode(reply))
+        return out
+
+    return many
+
+
+def exchange(server: MCPServer, request: Message) -> list[tuple[Message, Message]]:
+    """The one (request, reply) pair ``server`` produces for ``request``."""
+    reply = server.handle(request)
+    if reply is None:
+        raise RuntimeError(f"no reply to {request['method']}")
+    return [(request, reply)]
+
+
+# -- payloads ---------------------------------------------------------------------
+
+
+def payload_server() -> MCPServer:
+    """A ready server whose ``blob(size)`` returns ``size`` bytes of text and ``echo`` its input."""
+    server = MCPServer("bench-payload", "0")
+    texts: dict[int, str] = {}
+
+    def blob(size: int) -> str:
+        text = texts.get(size)
+        if text is None:
+            text = texts[size] = ("lorem ipsum dolor sit amet " * (size // 27 + 1))[:size]
+        return text
+
+    def echo(data: object) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"echo": data}}
+
+    server.add_tool(
+        "blob", blob, {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}
+    )
+    server.add_tool("echo", echo, {"type": "object", "properties": {"data": {}}, "required": ["data"]})
+    return ready(server)
+
+
+def blob_request(size: int) -> Message:
+    return {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "blob", "arguments": {"size": size}},
+    }
+
+
+def nested(depth: int) -> object:
+    """A structure ``depth`` objects deep, with a little data at each level."""
+    value: object = {"leaf": [1, 2.5, "three", True, None]}
+    for level in range(depth - 1):
+        value = {"level": level, "name": f"n{level}", "child": value}
+    return value
+
+
+def echo_request(depth: int) -> Message:
+    return {
+        "jsonrpc": "2.0",
+        "id": 11,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"data": nested(depth)}},
+    }
+
+
+# -- whole sessions ------------------------------------------------------------------
+
+
+def our_session(codec: str = "json") -> Op:
+    """Connect (build the lab, wrap it), initialize, one tools/call, close."""
+
+    def op() -> object:
+        client = MCPClient(InMemoryTransport(build_demo_server(), codec))
+        client.initialize()
+        result = client.call_tool("add", {"x": 2, "y": 3})
+        client.close()
+        return result
+
+    return op
+
+
+def client_call(codec: str) -> tuple[Op, MCPClient]:
+    """Our client's tools/call over a connected in-memory transport."""
+    client = MCPClient(InMemoryTransport(build_demo_server(), codec))
+    client.initialize()
+
+    def op() -> object:
+        return client.call_tool("add", {"x": 2, "y": 3})
+
+    return op, client
+
+
+# -- stdio -------------------------------------------------------------------------------
+
+SERVE_DEMO: tuple[str, ...] = (sys.executable, "-m", "harness.cli.main", "serve", "--demo")
+"""``harness serve --demo``, run by this interpreter."""
+
+
+@contextmanager
+def stdio_client() -> Iterator[MCPClient]:
+    """Our client over :class:`StdioTransport` to ``harness serve --demo``, initialized."""
+    from harness.transports.stdio import StdioTransport
+
+    transport = StdioTransport(list(SERVE_DEMO))
+    client = MCPClient(transport)
+    try:
+        client.initialize()
+        yield client
+    finally:
+        client.close()
+
+
+# -- the official SDK -------------------------------------------------------------------
+
+OFFICIAL_BATCH = 50
+"""Calls per timed round against the official SDK (one thread hop per round, not per call)."""
+
+
+def official_server() -> Any:
+    """The lab's ``add`` as an official-SDK ``MCPServer`` (ImportError without ``mcp``)."""
+    from mcp.server.mcpserver import MCPServer as SDKServer
+
+    server = SDKServer("bench-official")
+
+    @server.tool()
+    def add(x: int, y: int) -> str:
+        """Add two integers."""
+        return str(x + y)
+
+    return server
+
+
+class OfficialClient:
+    """One official ``Client(server)`` connection held open on a loop in a thread.
+
+    ``calls(n)`` runs n tools/call on it and returns when all are answered;
+    ``close()`` leaves the client's context and stops the loop.
+    """
+
+    def __init__(self, server: Any, mode: str = "auto") -> None:
+        from mcp import Client
+
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._stop = asyncio.Event()
+        self._client: Any = None
+        ready = threading.Event()
+
+        async def hold() -> None:
+            async with Client(server, mode=mode) as client:
+                self._client = client
+                ready.set()
+                await self._stop.wait()
+
+        self._held = asyncio.run_coroutine_threadsafe(hold(), self._loop)
+        if not ready.wait(30):
+            raise RuntimeError("the official client did not connect")
+
+    def _run(self, coro: Coroutine[Any, Any, object]) -> object:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(60)
+
+    def calls(self, n: int = OFFICIAL_BATCH) -> object:
+        async def go() -> object:
+            result: object = None
+            for _ in range(n):
+                result = await self._client.call_tool("add", {"x": 2, "y": 3})
+            return result
+
+        return self._run(go())
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._held.result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+        self._loop.close()
+
+
+def official_session(server: Any, runner: asyncio.Runner, mode: str = "auto") -> Op:
+    """Connect, initialize (or discover), one tools/call, close: one official session."""
+    from mcp import Client
+
+    async def go() -> object:
+        async with Client(server, mode=mode) as client:
+            return await client.call_tool("add", {"x": 2, "y": 3})
+
+    def op() -> object:
+        return runner.run(go())
+
+    return op
+
+
+# -- scripted sessions and batches (harness.session, harness.batch) -------------------------
+
+
+def protocol_session(calls: int) -> Op:
+    """A scripted session at the protocol level: lab, handshake, tools/list, ``calls`` calls, close.
+
+    Calls alternate between ``add`` and ``weather`` (every fourth asks for a city
+    with no station, so a quarter of them fail as tool errors).
+    """
+    cities = ("Oslo", "Paris", "Lima", "Atlantis")
+
+    def op() -> object:
+        client = MCPClient(InMemoryTransport(build_demo_server(), "json"))
+        client.initialize()
+        client.list_tools()
+        done = 0
+        for i in range(calls):
+            if i % 2:
+                client.call_tool("weather", {"city": cities[(i // 2) % 4]})
+            else:
+                client.call_tool("add", {"x": i, "y": 1})
+            done += 1
+        client.close()
+        return done
+
+    return op
+
+
+def twenty_call_scenario() -> Any:
+    """A scenario whose task is twenty weather lookups with no faults: twenty calls for ``naive``."""
+    from harness.scenario import parse_scenario
+
+    cities = ("Lima", "Oslo", "Paris", "Tokyo")
+    subgoals = [
+        {"name": f"lookup_{i:02d}", "tool": "weather", "arguments": {"city": cities[i % 4]}}
+        for i in range(20)
+    ]
+    data = {
+        "description": "Twenty weather lookups and nothing else: the cost of a session's machinery.",
+        "summary": "twenty calls, no faults",
+        "tools": ["weather"],
+        "max_steps": 60,
+        "task": {"prompt": "Look up the weather twenty times.", "subgoals": subgoals},
+    }
+    return parse_scenario(data, shown="<bench: twenty calls>")
+
+
+def batch_grid(sessions: int) -> Any:
+    """A grid of about ``sessions`` cells: travel_day x reader x every strategy x seeds."""
+    from harness.grid import Grid
+    from harness.protocol.strategies import STRATEGIES
+
+    per_seed = len(STRATEGIES)
+    seeds = tuple(range(max(1, sessions // per_seed)))
+    return Grid(
+        scenarios=("travel_day",),
+        agents=("reader",),
+        strategies=tuple(STRATEGIES),
+        hosts=("typical",),
+        seeds=seeds,
+    )

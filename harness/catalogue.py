@@ -1,0 +1,462 @@
+"""The catalogue of deterministic simulated tools a scenario picks from.
+
+Every tool is a pure function of its arguments and of the session's
+:class:`World` (the only state: bookings and notes written so far). None reads
+a clock, a file or a random source, so the same calls give the same answers in
+every run. Each answers compact JSON text, which lets an agent tell a good
+result from a garbled one (a ``malformed`` fault) by parsing it.
+
+Write tools (``book``, ``write_note``) are annotated ``readOnlyHint: false``
+and have a read tool that shows what was really written (``list_bookings``,
+``list_notes``): a ``silent`` fault is only noticed by calling it.
+
+Some tools have schema *variants* (``v2``: an argument renamed), which a
+``change_schema`` event installs mid-session; ``renames`` maps the new
+argument names back so the same function serves both.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class World:
+    """What the write tools change during one session; fresh for every session."""
+
+    bookings: list[JSON] = field(default_factory=list)
+    notes: list[JSON] = field(default_factory=list)
+
+
+ToolRun = Callable[[World, JSON], str]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A changed schema for a tool: ``renames`` maps each new argument name to the base name."""
+
+    schema: JSON
+    renames: Mapping[str, str]
+    description: str
+
+
+@dataclass(frozen=True)
+class CatalogueTool:
+    """One simulated tool: its MCP descriptor parts, its behaviour, and its silent-fault lookalike."""
+
+    name: str
+    description: str
+    schema: JSON
+    run: ToolRun
+    fake: ToolRun
+    """What the tool answers when a ``silent`` fault swallows the call: looks right, changes nothing."""
+    read_only: bool = True
+    verifier: str | None = None
+    """The read tool that shows whether a write really happened."""
+    variants: Mapping[str, Variant] = field(default_factory=dict)
+
+    def schema_for(self, variant: str | None) -> JSON:
+        return self.schema if variant is None else self.variants[variant].schema
+
+    def description_for(self, variant: str | None) -> str:
+        return self.description if variant is None else self.variants[variant].description
+
+    def to_base(self, arguments: JSON, variant: str | None) -> JSON:
+        """Arguments under ``variant``'s names, renamed back to the base schema's names."""
+        if variant is None:
+            return arguments
+        renames = self.variants[variant].renames
+        return {renames.get(k, k): v for k, v in arguments.items()}
+
+    @property
+    def annotations(self) -> JSON:
+        return {"readOnlyHint": self.read_only}
+
+    def default(self, argument: str) -> Any:
+        """The schema default of ``argument`` (None if it has none)."""
+        return self.schema.get("properties", {}).get(argument, {}).get("default")
+
+
+def _dump(value: JSON) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _digest(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:4], "big")
+
+
+def _schema(properties: JSON, required: list[str]) -> JSON:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+# -- search ------------------------------------------------------------------------
+
+SEARCH_RESULTS = 25
+"""How many hits any query has; ``limit`` cuts them."""
+
+
+def _hits(query: str, limit: int, source: str) -> JSON:
+    slug = "-".join(query.lower().split()) or "empty"
+    n = min(max(limit, 0), SEARCH_RESULTS)
+    results = [
+        {
+            "rank": i + 1,
+            "title": f"{query} ({source} #{i + 1})",
+            "url": f"https://{source}.example/{slug}/{i + 1}",
+        }
+        for i in range(n)
+    ]
+    return {"query": query, "total": SEARCH_RESULTS, "results": results}
+
+
+def _search(world: World, a: JSON) -> str:
+    return _dump(_hits(str(a["query"]), int(a.get("limit", 20)), "web"))
+
+
+def _search_archive(world: World, a: JSON) -> str:
+    return _dump(_hits(str(a["query"]), int(a.get("limit", 10)), "archive"))
+
+
+def _no_hits(world: World, a: JSON) -> str:
+    return _dump({"query": str(a.get("query", "")), "total": 0, "results": []})
+
+
+# -- weather -----------------------------------------------------------------------
+
+STATIONS: dict[str, tuple[int, str]] = {
+    "Oslo": (4, "light rain"),
+    "Paris": (11, "cloudy"),
+    "Lima": (19, "overcast"),
+    "Tokyo": (14, "clear"),
+    "Nairobi": (22, "sunny"),
+    "Reykjavik": (1, "snow"),
+}
+
+
+def _station(place: str) -> str:
+    for name in STATIONS:
+        if name.lower() == place.strip().lower():
+            return name
+    raise ValueError(f"no station near {place}")
+
+
+def _weather(world: World, a: JSON) -> str:
+    city = _station(str(a["city"]))
+    temp, sky = STATIONS[city]
+    return _dump({"city": city, "temp_c": temp, "conditions": sky})
+
+
+def _forecast(world: World, a: JSON) -> str:
+    city = _station(str(a["location"]))
+    temp, sky = STATIONS[city]
+    days = int(a.get("days", 1))
+    return _dump(
+        {
+            "location": city,
+            "days": [
+                {"day": d + 1, "temp_c": temp + (_digest(city, d) % 5) - 2, "conditions": sky}
+                for d in range(days)
+            ],
+        }
+    )
+
+
+def _no_weather(world: World, a: JSON) -> str:
+    return _dump({"city": str(a.get("city", a.get("location", ""))), "temp_c": None, "conditions": None})
+
+
+# -- query_db ----------------------------------------------------------------------
+
+TABLE_ROWS = 40
+TABLES = ("orders", "customers", "products")
+_STATUSES = ("open", "shipped", "cancelled")
+
+
+def _row(table: str, i: int) -> JSON:
+    if table == "orders":
+        return {"id": i, "customer": _digest("c", i) % 12 + 1, "status": _STATUSES[_digest("s", i) % 3]}
+    if table == "customers":
+        return {"id": i, "name": f"customer {i}", "country": ("NO", "PE", "JP", "FR")[_digest("k", i) % 4]}
+    return {"id": i, "sku": f"P-{i:04d}", "price": (_digest("p", i) % 9000) / 100}
+
+
+def _rows(table: str, where: str, limit: int) -> JSON:
+    if table not in TABLES:
+        raise ValueError(f"no table named {table!r}; tables: {', '.join(TABLES)}")
+    rows = [_row(table, i) for i in range(1, TABLE_ROWS + 1)]
+    if where:
+        column, sep, value = where.partition("=")
+        if not sep:
+            raise ValueError(f"where must look like column=value, got {where!r}")
+        column, value = column.strip(), value.strip().strip("'\"")
+        rows = [r for r in rows if str(r.get(column)) == value]
+    return {"table": table, "count": len(rows), "rows": rows[: max(limit, 0)]}
+
+
+def _query_db(world: World, a: JSON) -> str:
+    return _dump(_rows(str(a["table"]), str(a.get("where", "")), int(a.get("limit", 50))))
+
+
+def _no_rows(world: World, a: JSON) -> str:
+    return _dump({"table": str(a.get("table", "")), "count": 0, "rows": []})
+
+
+# -- pages -------------------------------------------------------------------------
+
+
+def _page(url: str, max_bytes: int, source: str) -> JSON:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    state = _digest(url)
+    picked = []
+    for _ in range(40 + state % 200):
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF  # a fixed LCG: cheap and stable
+        picked.append(words[(state >> 16) % len(words)])
+    text = " ".join(picked)
+    return {"url": url, "source": source, "title": f"Page {_digest(url) % 1000}", "text": text[:max_bytes]}
+
+
+def _fetch_page(world: World, a: JSON) -> str:
+    return _dump(_page(str(a["url"]), int(a.get("max_bytes", 65536)), "live"))
+
+
+def _fetch_cached(world: World, a: JSON) -> str:
+    return _dump(_page(str(a["url"]), 65536, "cache"))
+
+
+def _empty_page(world: World, a: JSON) -> str:
+    return _dump({"url": str(a.get("url", "")), "source": "live", "title": "", "text": ""})
+
+
+# -- bookings and notes --------------------------------------------------------------
+
+
+def _book(world: World, a: JSON) -> str:
+    ref = f"B-{len(world.bookings) + 1:04d}"
+    booking = {"ref": ref, "item": str(a["item"]), "date": str(a["date"])}
+    world.bookings.append(booking)
+    return _dump({"booked": True, **booking})
+
+
+def _fake_book(world: World, a: JSON) -> str:
+    # The same shape a real booking answers with, and a plausible reference: nothing stored.
+    return _dump(
+        {
+            "booked": True,
+            "ref": f"B-{len(world.bookings) + 1:04d}",
+            "item": a.get("item"),
+            "date": a.get("date"),
+        }
+    )
+
+
+def _list_bookings(world: World, a: JSON) -> str:
+    return _dump({"bookings": list(world.bookings)})
+
+
+def _write_note(world: World, a: JSON) -> str:
+    note = {"id": len(world.notes) + 1, "title": str(a["title"]), "text": str(a["text"])}
+    world.notes.append(note)
+    return _dump({"saved": True, **note})
+
+
+def _fake_note(world: World, a: JSON) -> str:
+    return _dump({"saved": True, "id": len(world.notes) + 1, "title": a.get("title"), "text": a.get("text")})
+
+
+def _list_notes(world: World, a: JSON) -> str:
+    return _dump({"notes": list(world.notes)})
+
+
+# -- convert -------------------------------------------------------------------------
+
+RATES_TO_EUR: dict[str, float] = {
+    "EUR": 1.0,
+    "USD": 0.92,
+    "NOK": 0.086,
+    "JPY": 0.0062,
+    "PEN": 0.25,
+    "GBP": 1.17,
+}
+
+
+def _rate(code: str) -> float:
+    rate = RATES_TO_EUR.get(code.upper())
+    if rate is None:
+        raise ValueError(f"unknown currency {code!r}; known: {', '.join(RATES_TO_EUR)}")
+    return rate
+
+
+def _convert(world: World, a: JSON) -> str:
+    amount = float(a["amount"])
+    value = round(amount * _rate(str(a["source"])) / _rate(str(a["target"])), 2)
+    return _dump(
+        {
+            "amount": amount,
+            "source": str(a["source"]).upper(),
+            "target": str(a["target"]).upper(),
+            "value": value,
+        }
+    )
+
+
+def _no_value(world: World, a: JSON) -> str:
+    return _dump({"amount": a.get("amount"), "value": None})
+
+
+def _nothing(world: World, a: JSON) -> str:
+    return _dump({})
+
+
+# -- the table ------------------------------------------------------------------------
+
+_STR = {"type": "string"}
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": 100}
+
+
+def _tools() -> dict[str, CatalogueTool]:
+    tools = [
+        CatalogueTool(
+            "search",
+            "Search the web; answers ranked hits as JSON.",
+            _schema({"query": _STR, "limit": {**_LIMIT, "default": 20}}, ["query"]),
+            _search,
+            _no_hits,
+            variants={
+                "v2": Variant(
+                    _schema({"q": _STR, "limit": {**_LIMIT, "default": 20}}, ["q"]),
+                    {"q": "query"},
+                    "Search the web (v2: the query argument is now `q`).",
+                )
+            },
+        ),
+        CatalogueTool(
+            "search_archive",
+            "Search a slower archive index; the same hits, fewer at a time.",
+            _schema({"query": _STR, "limit": {**_LIMIT, "default": 10}}, ["query"]),
+            _search_archive,
+            _no_hits,
+        ),
+        CatalogueTool(
+            "weather",
+            "Current weather for a city with a station.",
+            _schema({"city": {"type": "string", "description": "City name, e.g. Oslo"}}, ["city"]),
+            _weather,
+            _no_weather,
+            variants={
+                "v2": Variant(
+                    _schema(
+                        {"location": {"type": "string", "description": "City name, e.g. Oslo"}}, ["location"]
+                    ),
+                    {"location": "city"},
+                    "Current weather (v2: the city argument is now `location`).",
+                )
+            },
+        ),
+        CatalogueTool(
+            "forecast",
+            "Forecast for a city with a station, one entry per day.",
+            _schema(
+                {"location": _STR, "days": {"type": "integer", "minimum": 1, "maximum": 7, "default": 1}},
+                ["location"],
+            ),
+            _forecast,
+            _no_weather,
+        ),
+        CatalogueTool(
+            "query_db",
+            "Read rows from a table (orders, customers, products), optionally filtered by column=value.",
+            _schema(
+                {"table": _STR, "where": _STR, "limit": {"type": "integer", "minimum": 1, "default": 50}},
+                ["table"],
+            ),
+            _query_db,
+            _no_rows,
+            variants={
+                "v2": Variant(
+                    _schema(
+                        {
+                            "source": _STR,
+                            "where": _STR,
+                            "limit": {"type": "integer", "minimum": 1, "default": 50},
+                        },
+                        ["source"],
+                    ),
+                    {"source": "table"},
+                    "Read rows (v2: the table argument is now `source`).",
+                )
+            },
+        ),
+        CatalogueTool(
+            "query_replica",
+            "Read rows from the read replica; same tables, same filter.",
+            _schema(
+                {"table": _STR, "where": _STR, "limit": {"type": "integer", "minimum": 1, "default": 50}},
+                ["table"],
+            ),
+            _query_db,
+            _no_rows,
+        ),
+        CatalogueTool(
+            "fetch_page",
+            "Fetch a web page live; answers its title and text.",
+            _schema({"url": _STR, "max_bytes": {"type": "integer", "minimum": 1, "default": 65536}}, ["url"]),
+            _fetch_page,
+            _empty_page,
+        ),
+        CatalogueTool(
+            "fetch_cached",
+            "Fetch a web page from the cache (may be older than live).",
+            _schema({"url": _STR}, ["url"]),
+            _fetch_cached,
+            _empty_page,
+        ),
+        CatalogueTool(
+            "book",
+            "Book an item for a date (YYYY-MM-DD); answers a booking reference.",
+            _schema({"item": _STR, "date": _STR}, ["item", "date"]),
+            _book,
+            _fake_book,
+            read_only=False,
+            verifier="list_bookings",
+        ),
+        CatalogueTool(
+            "list_bookings", "Every booking made so far.", _schema({}, []), _list_bookings, _nothing
+        ),
+        CatalogueTool(
+            "write_note",
+            "Save a note with a title and a text.",
+            _schema({"title": _STR, "text": _STR}, ["title", "text"]),
+            _write_note,
+            _fake_note,
+            read_only=False,
+            verifier="list_notes",
+        ),
+        CatalogueTool("list_notes", "Every note saved so far.", _schema({}, []), _list_notes, _nothing),
+        CatalogueTool(
+            "convert",
+            "Convert an amount between currencies (ISO 4217 codes).",
+            _schema(
+                {"amount": {"type": "number"}, "source": _STR, "target": _STR}, ["amount", "source", "target"]
+            ),
+            _convert,
+            _no_value,
+        ),
+    ]
+    return {t.name: t for t in tools}
+
+
+CATALOGUE: dict[str, CatalogueTool] = _tools()
+"""Tool name -> simulated tool. Names are a public contract (scenario files use them)."""
+
+
+def binary_junk(seed: str, n: int = 48) -> str:
+    """Deterministic bytes that are not text, base64-encoded (the ``binary`` malformed form)."""
+    raw = hashlib.sha256(seed.encode()).digest()
+    return base64.b64encode((raw * (n // len(raw) + 1))[:n]).decode()

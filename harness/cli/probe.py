@@ -1,0 +1,100 @@
+"""``harness probe``: run the probe's rules against a server command and print the report.
+
+Usage: ``harness probe [--json] [--tool NAME --args JSON [--reason TEXT]]... -- COMMAND [ARGS...]``.
+``--args`` and ``--reason`` pair with ``--tool`` by position; ``--reason`` may be
+given once for every tool, once per tool, or not at all. Exit status 0 when the
+probe ran, whatever it found; 2 (one line on stderr) for a usage mistake.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from typing import Any
+
+import click
+
+from harness.errors import UserError
+from harness.probe.runner import DEFAULT_JOBS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT
+from harness.probe.steps import ToolCase
+
+
+def parse_cases(
+    tools: tuple[str, ...], args: tuple[str, ...], reasons: tuple[str, ...]
+) -> tuple[ToolCase, ...]:
+    """Pair --tool, --args and --reason by position; UserError for any mismatch or bad JSON."""
+    if len(args) != len(tools):
+        raise UserError(f"give one --args per --tool (got {len(tools)} --tool and {len(args)} --args)")
+    if reasons and len(reasons) not in (1, len(tools)):
+        raise UserError(f"give --reason once, or once per --tool (got {len(reasons)} for {len(tools)} tools)")
+    cases = []
+    for i, (name, text) in enumerate(zip(tools, args, strict=True)):
+        try:
+            arguments: Any = json.loads(text)
+        except ValueError as exc:
+            raise UserError(f"--args for tool {name!r} is not JSON: {exc}") from None
+        if not isinstance(arguments, dict):
+            raise UserError(f"--args for tool {name!r} must be a JSON object, got {type(arguments).__name__}")
+        reason = reasons[i if len(reasons) > 1 else 0] if reasons else None
+        cases.append(ToolCase(name, arguments, reason))
+    return tuple(cases)
+
+
+@click.command("probe")
+@click.option("--json", "as_json", is_flag=True, help="Print the machine-readable report.")
+@click.option("--tool", "tools", multiple=True, metavar="NAME", help="A tool to call so that it fails.")
+@click.option(
+    "--args", "args", multiple=True, metavar="JSON", help="Arguments for the --tool at the same position."
+)
+@click.option(
+    "--reason", "reasons", multiple=True, metavar="TEXT", help="Text the failure's reason must contain."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Seconds to wait for each reply.",
+)
+@click.option(
+    "--startup-timeout",
+    type=float,
+    default=DEFAULT_STARTUP_TIMEOUT,
+    show_default=True,
+    help="Seconds a fresh process may take to write its first line.",
+)
+@click.option("--jobs", type=int, default=DEFAULT_JOBS, show_default=True, help="Server processes at once.")
+@click.argument("server_command", nargs=-1, metavar="-- COMMAND [ARGS]...")
+def command(
+    as_json: bool,
+    tools: tuple[str, ...],
+    args: tuple[str, ...],
+    reasons: tuple[str, ...],
+    timeout: float,
+    startup_timeout: float,
+    jobs: int,
+    server_command: tuple[str, ...],
+) -> None:
+    """Probe how an MCP server over stdio reports errors, rule by rule."""
+    for name, value, least in (("--timeout", timeout, 0.0), ("--startup-timeout", startup_timeout, 0.0)):
+        if not value > least:
+            raise UserError(f"{name} must be a positive number of seconds, got {value:g}")
+    if jobs < 1:
+        raise UserError(f"--jobs must be at least 1, got {jobs}")
+    if not server_command:
+        raise UserError("say which server to probe: harness probe [OPTIONS] -- COMMAND [ARGS...]")
+    if shutil.which(server_command[0]) is None:
+        raise UserError(f"command not found: {server_command[0]}")
+    cases = parse_cases(tools, args, reasons)
+    from harness.probe.runner import ProbeConfig, run_probe
+
+    report = run_probe(ProbeConfig(server_command, cases, timeout, startup_timeout, jobs))
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+
+    from harness.probe.report import render_table
+
+    render_table(report, Console(file=sys.stdout))

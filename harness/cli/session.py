@@ -1,0 +1,96 @@
+"""``harness session``: run one session and show what happened.
+
+Prints the record as a table (or one JSON object with ``--json``) and, with
+``--trace FILE`` or ``--trace -``, the JSONL wire trace (to stdout, before the
+record, for ``-``). A broken scenario file or an unknown name is a one-line
+error and exit status 2.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import sys
+from typing import Any
+
+import click
+
+from harness.host import HOSTS
+from harness.protocol.codecs import CODECS
+from harness.protocol.strategies import STRATEGIES
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
+@click.command("session")
+@click.argument("scenario")
+@click.option(
+    "--agent", "agent_name", default="reader", show_default=True, help="Scripted agent (harness list)."
+)
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="is_error", show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option(
+    "--host",
+    "host_mode",
+    type=click.Choice(HOSTS),
+    default="typical",
+    show_default=True,
+    help="What reaches the agent of an RPC error: the code (typical) or code and message.",
+)
+@click.option("--codec", type=click.Choice(CODECS), default="json", show_default=True)
+@click.option(
+    "--trace",
+    "trace_to",
+    default=None,
+    metavar="FILE|-",
+    help="Write the JSONL trace to FILE, or - for stdout.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the record as one JSON object.")
+def command(
+    scenario: str,
+    agent_name: str,
+    strategy: str,
+    seed: int,
+    host_mode: str,
+    codec: str,
+    trace_to: str | None,
+    as_json: bool,
+) -> None:
+    """Run SCENARIO (a shipped name or a .toml path) once and print its record."""
+    from harness.session import run_session
+
+    buffer = io.BytesIO() if trace_to is not None else None
+    result = run_session(scenario, agent_name, strategy, seed, codec, buffer, host=host_mode)
+    if buffer is not None:
+        data = buffer.getvalue()
+        if trace_to == "-":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            with open(trace_to or "", "wb") as fh:
+                fh.write(data)
+    row = result.to_row()
+    if as_json:
+        click.echo(json.dumps(_jsonable(row), allow_nan=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{row['scenario']} · {row['agent']} · {row['strategy']} · seed {row['seed']}")
+    table.add_column("column", style="bold")
+    table.add_column("value")
+    for key, value in row.items():
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and value == 0
+            and key.startswith(("faults_", "errors_"))
+        ):
+            continue  # zero counters add nothing for a reader; --json shows every column
+        shown = f"{value:.6f}" if key == "wall_time_s" else str(value)
+        table.add_row(key, shown)
+    Console().print(table)

@@ -1,0 +1,194 @@
+"""What a server did, as one short label, and how a label becomes a verdict.
+
+Every probe step ends in an :class:`Outcome`: a ``label`` from a small closed
+vocabulary (``error -32600``, ``isError with reason``, ``no reply`` ...) plus the
+server's own words in ``detail``. Expectations are :class:`Expect` rows that
+accept labels by ``fnmatch`` pattern, so the rules table holds data, not
+branches, and a verdict is a lookup (:func:`verdict`).
+
+The reason rule (:func:`reason_present`) decides whether an ``isError`` result
+tells the agent *why* the tool failed:
+
+1. with ``--reason TEXT``: the reason is present iff TEXT occurs in the result's
+   text (case-insensitive);
+2. otherwise: take the words of the text (runs of letters and digits,
+   case-folded), drop the words of the tool's name and the generic words of
+   :data:`GENERIC_WORDS` ("error", "executing", "tool", ...); the reason is
+   present iff at least one word is left. "Error executing tool weather" leaves
+   nothing (masked); "ERROR: no station near Atlantis" leaves four words.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+NO_REPLY = "no reply"
+"""Nothing came back within the step's timeout (the process is still running)."""
+GARBAGE = "garbage"
+"""Only lines that are not JSON objects came back within the timeout."""
+DIED = "server died"
+"""The server's output closed (it exited) before it answered."""
+NOT_RUN = "not run"
+"""The step could not be tried: its session's handshake failed, or nothing to probe."""
+RESULT = "result"
+"""A success result (for tools/call: a result without ``isError: true``)."""
+EMPTY_RESULT = "empty result"
+"""A success result that is exactly ``{}`` (what ping must answer)."""
+IS_ERROR_REASON = "isError with reason"
+"""A tools/call result with ``isError: true`` whose text carries the reason."""
+IS_ERROR_MASKED = "isError masked"
+"""A tools/call result with ``isError: true`` whose text is generic (no reason)."""
+ECHO = "echo"
+"""initialize answered with the version that was asked for."""
+OTHER_VERSION = "other version"
+"""initialize answered with a different version."""
+SINGLE_PAGE = "single page"
+"""tools/list answered everything at once (no ``nextCursor``)."""
+PAGINATED = "paginated"
+"""tools/list handed out ``nextCursor`` and the pages ended."""
+CURSOR_LOOP = "cursor loop"
+"""tools/list kept handing out cursors (repeated, or more than the page limit)."""
+MALFORMED = "malformed reply"
+"""A reply with the right id but neither a result nor an error object."""
+
+
+def error_label(code: object) -> str:
+    """The label of a JSON-RPC error reply: ``error -32600``."""
+    return f"error {code}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the server did at one step: a label from the vocabulary, and its words."""
+
+    label: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Expect:
+    """An expectation: ``text`` for the table, ``accepts`` label patterns (fnmatch)."""
+
+    text: str
+    accepts: tuple[str, ...]
+
+    def matches(self, label: str) -> bool:
+        """Whether a server that did ``label`` meets this expectation."""
+        return any(fnmatch.fnmatchcase(label, pattern) for pattern in self.accepts)
+
+
+AS_BOTH = "as reference & spec"
+AS_REFERENCE = "as reference"
+AS_SPEC = "as spec"
+DIFFERS = "differs"
+
+FAILURE_VERDICTS: dict[str, str] = {
+    NO_REPLY: "no reply",
+    GARBAGE: "garbage",
+    DIED: "server died",
+    NOT_RUN: "not run",
+}
+"""Labels that are verdicts of their own when no expectation accepts them."""
+
+VERDICTS: tuple[str, ...] = (AS_BOTH, AS_REFERENCE, AS_SPEC, DIFFERS, *FAILURE_VERDICTS.values())
+"""Every verdict the probe can give, in the order a summary lists them."""
+
+
+def verdict(label: str, reference: Expect | None, spec: Expect | None) -> str:
+    """Compare what the server did with both expectations (None: that source is silent)."""
+    by_reference = reference is not None and reference.matches(label)
+    by_spec = spec is not None and spec.matches(label)
+    matched = {
+        (True, True): AS_BOTH,
+        (True, False): AS_REFERENCE,
+        (False, True): AS_SPEC,
+    }.get((by_reference, by_spec))
+    if matched is not None:
+        return matched
+    return FAILURE_VERDICTS.get(label, DIFFERS)
+
+
+GENERIC_WORDS: frozenset[str] = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "error",
+        "errors",
+        "exception",
+        "executing",
+        "execution",
+        "calling",
+        "call",
+        "tool",
+        "failed",
+        "failure",
+        "internal",
+        "occurred",
+        "while",
+        "unexpected",
+        "something",
+        "went",
+        "wrong",
+    }
+)
+"""Words that say *that* a tool failed, not *why*; see the module docstring."""
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def reason_present(text: str, tool: str, expected: str | None = None) -> bool:
+    """Whether ``text`` (an isError result's text) carries the reason; the rule above."""
+    if expected is not None:
+        return expected.casefold() in text.casefold()
+    ignored = GENERIC_WORDS | set(_WORD.findall(tool.casefold()))
+    return any(word not in ignored for word in _WORD.findall(text.casefold()))
+
+
+DETAIL_CHARS = 100
+
+
+def shorten(text: str, limit: int = DETAIL_CHARS) -> str:
+    """One line of at most ``limit`` characters (the table's detail cells)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def result_text(result: dict[str, Any]) -> str:
+    """The text blocks of a tools/call result, joined (other blocks are skipped)."""
+    content = result.get("content")
+    if not isinstance(content, list):
+        return ""
+    texts = [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return "\n".join(texts)
+
+
+def classify_reply(message: dict[str, Any], tool: str = "", reason: str | None = None) -> Outcome:
+    """The label of a reply: error code, isError with or without reason, result, empty result."""
+    if "error" in message:
+        err = message["error"]
+        if isinstance(err, dict):
+            text = err.get("message")
+            return Outcome(error_label(err.get("code")), shorten(text if isinstance(text, str) else ""))
+        return Outcome(MALFORMED, shorten(json.dumps(err)))
+    if "result" not in message:
+        return Outcome(MALFORMED, shorten(json.dumps(message)))
+    result = message["result"]
+    if not isinstance(result, dict):
+        return Outcome(MALFORMED, shorten(json.dumps(result)))
+    if result.get("isError") is True:
+        text = result_text(result)
+        label = IS_ERROR_REASON if reason_present(text, tool, reason) else IS_ERROR_MASKED
+        return Outcome(label, shorten(text))
+    if not result:
+        return Outcome(EMPTY_RESULT, "{}")
+    tools = result.get("tools")
+    if isinstance(tools, list):
+        names = [t.get("name") for t in tools if isinstance(t, dict)]
+        return Outcome(RESULT, shorten(f"{len(tools)} tools: " + ", ".join(str(n) for n in names)))
+    text = result_text(result)
+    return Outcome(RESULT, shorten(text or json.dumps(result, sort_keys=True)))

@@ -1,0 +1,565 @@
+"""Scenario files: what a session asks of the agent, and what goes wrong on the way.
+
+A scenario is a TOML file in ``scenarios/`` (or anywhere, by path), validated
+completely on load: every mistake is a :class:`ScenarioError` whose message is
+``file: field: what is wrong`` (the CLI prints it and exits 2). The format::
+
+    description = "One paragraph: what this scenario tests."
+    tools = ["weather", "forecast"]        # catalogue names served from the start
+    allowed = ["weather"]                  # optional allow-list (default: every tool)
+    max_steps = 40                         # the agent's step budget
+    step_cost_s = 1.0                      # virtual seconds per step
+    call_timeout_s = 30.0                  # a hung call fails after this (virtual)
+    protocol = "2025-11-25"                # the version the client asks for
+
+    [task]
+    prompt = "What a person would ask."
+    [[task.subgoals]]                      # ordered; each done by one successful call
+    name = "oslo"
+    tool = "weather"
+    arguments = { city = "Oslo" }
+    alternatives = [{ tool = "forecast", arguments = { location = "Oslo" } }]
+    verify = { tool = "list_bookings" }   # optional: the read that shows a write happened
+
+    [[faults]]                             # see harness.faults for the kinds
+    kind = "transient"
+    tool = "weather"
+    rate = 0.3                             # or calls = [1, 3]
+    explicit = true
+
+    [[events]]                             # changes to the tool list mid-session
+    kind = "add_tool"                      # add_tool | remove_tool | change_schema | revoke
+    tool = "forecast"
+    at_step = 2                            # or at_call = 3 (tool calls so far)
+    notify = true                          # send notifications/tools/list_changed
+    variant = "v2"                         # change_schema only: the catalogue variant
+
+Unknown keys are errors, so a typo never silently drops a fault.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.catalogue import CATALOGUE
+from harness.errors import UserError, unknown_name
+from harness.faults import DEFAULT_EXPLICIT, FAULT_KINDS, MALFORMED_FORMS, FaultRule
+from harness.protocol.tools import Tool
+from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+"""Where the shipped scenarios live (the checkout's ``scenarios/``)."""
+
+EVENT_KINDS: tuple[str, ...] = ("add_tool", "remove_tool", "change_schema", "revoke")
+
+MAX_STEPS_LIMIT = 10_000
+
+
+class ScenarioError(UserError):
+    """A scenario file is wrong; the message is ``file: field: what is wrong``."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to do a subgoal: call ``tool`` with ``arguments``."""
+
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Subgoal:
+    """A step of the task; done by a real (unfaulted) call of one of its options' tools."""
+
+    name: str
+    options: tuple[Option, ...]
+    verify: Option | None = None
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return tuple(o.tool for o in self.options)
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the agent is asked to do: ordered subgoals."""
+
+    prompt: str
+    subgoals: tuple[Subgoal, ...]
+
+
+@dataclass(frozen=True)
+class Event:
+    """A change to the server's tools at a step (or after a number of tool calls)."""
+
+    index: int
+    kind: str
+    tool: str
+    at_step: int | None = None
+    at_call: int | None = None
+    notify: bool = True
+    variant: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "tool": self.tool, "notify": self.notify}
+        if self.variant is not None:
+            out["variant"] = self.variant
+        return out
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario. Frozen; :meth:`with_overrides` returns a changed copy."""
+
+    name: str
+    description: str
+    path: Path | None
+    tools: tuple[str, ...]
+    task: Task
+    faults: tuple[FaultRule, ...] = ()
+    events: tuple[Event, ...] = ()
+    allowed: tuple[str, ...] | None = None
+    max_steps: int = 40
+    step_cost_s: float = 1.0
+    call_timeout_s: float = 30.0
+    protocol: str = LATEST_VERSION
+    summary: str = ""
+    overrides: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def all_tools(self) -> tuple[str, ...]:
+        """Tools served at any point: the initial ones, then those events add."""
+        added = [e.tool for e in self.events if e.kind == "add_tool" and e.tool not in self.tools]
+        return self.tools + tuple(dict.fromkeys(added))
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
+        """A copy with sweep parameters changed, e.g. ``{"faults.rate": 0.2}``.
+
+        Keys: ``faults.rate`` (every rule that uses a rate), ``faults.<kind>.rate``,
+        ``faults.explicit`` (every rule but silent ones), ``max_steps``,
+        ``step_cost_s``, ``call_timeout_s``. The name is kept on purpose: seeds
+        derive from it, so the swept copies meet the same random draws.
+        """
+        out = self
+        for key, value in overrides.items():
+            apply = _OVERRIDES.get(key)
+            if apply is None:
+                raise ScenarioError(
+                    f"{_display(self.path, self.name)}: overrides.{key}: unknown override "
+                    f"(valid: {', '.join(sorted(_OVERRIDES))})"
+                )
+            out = apply(out, value, f"{_display(self.path, self.name)}: overrides.{key}")
+        return dataclasses.replace(out, overrides=self.overrides + tuple(overrides.items()))
+
+
+def _rate_value(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        raise ScenarioError(f"{where}: must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def _set_rate(kind: str | None) -> Callable[[Scenario, Any, str], Scenario]:
+    def apply(s: Scenario, value: Any, where: str) -> Scenario:
+        rate = _rate_value(value, where)
+        faults = tuple(
+            dataclasses.replace(r, rate=rate) if r.rate is not None and kind in (None, r.kind) else r
+            for r in s.faults
+        )
+        return dataclasses.replace(s, faults=faults)
+
+    return apply
+
+
+def _set_explicit(s: Scenario, value: Any, where: str) -> Scenario:
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{where}: must be true or false, got {value!r}")
+    faults = tuple(dataclasses.replace(r, explicit=value) if r.kind != "silent" else r for r in s.faults)
+    return dataclasses.replace(s, faults=faults)
+
+
+def _set_number(name: str, integer: bool) -> Callable[[Scenario, Any, str], Scenario]:
+    def apply(s: Scenario, value: Any, where: str) -> Scenario:
+        ok = isinstance(value, int) if integer else isinstance(value, int | float)
+        if isinstance(value, bool) or not ok or value <= 0:
+            raise ScenarioError(
+                f"{where}: must be a positive {'integer' if integer else 'number'}, got {value!r}"
+            )
+        changes: dict[str, Any] = {name: value if integer else float(value)}
+        return dataclasses.replace(s, **changes)
+
+    return apply
+
+
+_OVERRIDES: dict[str, Callable[[Scenario, Any, str], Scenario]] = {
+    "faults.rate": _set_rate(None),
+    **{f"faults.{k}.rate": _set_rate(k) for k in FAULT_KINDS},
+    "faults.explicit": _set_explicit,
+    "max_steps": _set_number("max_steps", True),
+    "step_cost_s": _set_number("step_cost_s", False),
+    "call_timeout_s": _set_number("call_timeout_s", False),
+}
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def list_scenarios() -> list[str]:
+    """The shipped scenario names (file stems in ``scenarios/``), sorted."""
+    return sorted(p.stem for p in SCENARIO_DIR.glob("*.toml"))
+
+
+def scenario_path(name_or_path: str) -> Path:
+    """The file a shipped name or a path stands for; an unknown name is a UserError."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".toml") or path.parent != Path("."):
+        if not path.is_file():
+            raise ScenarioError(f"{name_or_path}: file: no such scenario file")
+        return path
+    shipped = SCENARIO_DIR / f"{name_or_path}.toml"
+    if not shipped.is_file():
+        raise unknown_name("scenario", name_or_path, list_scenarios())
+    return shipped
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """Load and validate a scenario by shipped name (``"flaky_weather"``) or by path."""
+    path = scenario_path(name_or_path)
+    shown = _display(path, name_or_path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{shown}: toml: {exc}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{shown}: file: not UTF-8 text") from None
+    return parse_scenario(data, path=path, shown=shown)
+
+
+def _display(path: Path | None, fallback: str) -> str:
+    if path is None:
+        return fallback
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+class _Table:
+    """Typed reads from one TOML table, each failure naming ``file: field``."""
+
+    def __init__(self, shown: str, where: str, data: Any) -> None:
+        self.shown, self.where = shown, where
+        if not isinstance(data, dict):
+            raise ScenarioError(f"{shown}: {where or 'scenario'}: must be a table, got {_kind(data)}")
+        self.data: dict[str, Any] = data
+        self.used: set[str] = set()
+
+    def field_name(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def fail(self, key: str, what: str) -> ScenarioError:
+        return ScenarioError(f"{self.shown}: {self.field_name(key)}: {what}")
+
+    def get(self, key: str) -> Any:
+        self.used.add(key)
+        return self.data.get(key)
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def string(self, key: str, default: str | None = None) -> str:
+        value = self.get(key)
+        if value is None:
+            if default is None:
+                raise self.fail(key, "missing (a string is required)")
+            return default
+        if not isinstance(value, str):
+            raise self.fail(key, f"must be a string, got {_kind(value)}")
+        return value
+
+    def integer(self, key: str, default: int | None, low: int = 1, high: int = MAX_STEPS_LIMIT) -> int | None:
+        value = self.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, f"must be an integer, got {_kind(value)}")
+        if not low <= value <= high:
+            raise self.fail(key, f"must be between {low} and {high}, got {value}")
+        return value
+
+    def number(self, key: str, default: float | None, *, positive: bool = True) -> float | None:
+        value = self.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, f"must be a number, got {_kind(value)}")
+        if positive and value <= 0:
+            raise self.fail(key, f"must be positive, got {value}")
+        return float(value)
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.fail(key, f"must be true or false, got {_kind(value)}")
+        return value
+
+    def strings(self, key: str, required: bool = False) -> list[str] | None:
+        value = self.get(key)
+        if value is None:
+            if required:
+                raise self.fail(key, "missing (a list of strings is required)")
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(key, f"must be a list of strings, got {_kind(value)}")
+        return value
+
+    def tables(self, key: str) -> list[Any]:
+        value = self.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(key, f"must be an array of tables, got {_kind(value)}")
+        return value
+
+    def done(self, allowed: set[str] | None = None) -> None:
+        extra = sorted(set(self.data) - (allowed if allowed is not None else self.used))
+        if extra:
+            valid = ", ".join(sorted(allowed if allowed is not None else self.used))
+            raise self.fail(extra[0], f"unknown key (valid here: {valid})")
+
+
+def _kind(value: Any) -> str:
+    names = {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }
+    return names.get(type(value), type(value).__name__)
+
+
+_TOP_KEYS = {
+    "name", "description", "summary", "tools", "allowed", "max_steps", "step_cost_s",
+    "call_timeout_s", "protocol", "task", "faults", "events",
+}  # fmt: skip
+
+_KIND_KEYS: dict[str, set[str]] = {
+    "transient": {"burst"},
+    "rate_limited": {"retry_after_s"},
+    "permanent": set(),
+    "bad_argument": {"argument", "valid"},
+    "too_large": {"argument", "max"},
+    "timeout": set(),
+    "malformed": {"form"},
+    "silent": set(),
+}
+_RULE_KEYS = {"kind", "tool", "rate", "calls", "explicit"}
+
+
+def parse_scenario(data: dict[str, Any], *, path: Path | None = None, shown: str = "<scenario>") -> Scenario:
+    """Validate a parsed TOML document; every problem raises a ScenarioError."""
+    top = _Table(shown, "", data)
+    top.done(_TOP_KEYS)
+    name = top.string("name", path.stem if path is not None else "scenario")
+    description = " ".join(top.string("description").split())
+    if not description:
+        raise top.fail("description", "must not be empty")
+    summary = top.string("summary", description.split(". ")[0].rstrip(".") + ".")
+    tools = top.strings("tools", required=True) or []
+    if not tools:
+        raise top.fail("tools", "must name at least one tool")
+    for i, t in enumerate(tools):
+        if t not in CATALOGUE:
+            raise _unknown_tool(shown, f"tools[{i}]", t)
+        if tools.index(t) != i:
+            raise top.fail(f"tools[{i}]", f"{t!r} is listed twice")
+    max_steps = top.integer("max_steps", 40) or 40
+    step_cost = top.number("step_cost_s", 1.0) or 1.0
+    call_timeout = top.number("call_timeout_s", 30.0) or 30.0
+    protocol = top.string("protocol", LATEST_VERSION)
+    if protocol not in SUPPORTED_VERSIONS:
+        raise top.fail(
+            "protocol", f"unsupported version {protocol!r} (valid: {', '.join(SUPPORTED_VERSIONS)})"
+        )
+
+    events = tuple(_event(shown, i, raw, tools) for i, raw in enumerate(top.tables("events")))
+    served = list(tools) + [e.tool for e in events if e.kind == "add_tool"]
+    allowed_list = top.strings("allowed")
+    if allowed_list is not None:
+        for i, t in enumerate(allowed_list):
+            if t not in served:
+                raise _unknown_tool(shown, f"allowed[{i}]", t, served)
+    if not top.has("task"):
+        raise top.fail("task", "missing (a [task] table with [[task.subgoals]] is required)")
+    task = _task(shown, top.get("task"), served)
+    faults = tuple(_fault(shown, i, raw, served) for i, raw in enumerate(top.tables("faults")))
+    return Scenario(
+        name=name,
+        description=description,
+        path=path,
+        tools=tuple(tools),
+        task=task,
+        faults=faults,
+        events=events,
+        allowed=None if allowed_list is None else tuple(allowed_list),
+        max_steps=max_steps,
+        step_cost_s=step_cost,
+        call_timeout_s=call_timeout,
+        protocol=protocol,
+        summary=summary,
+    )
+
+
+def _unknown_tool(shown: str, where: str, name: str, served: list[str] | None = None) -> ScenarioError:
+    if served is not None and name in CATALOGUE:
+        return ScenarioError(
+            f"{shown}: {where}: tool {name!r} is not served by this scenario (add it to tools)"
+        )
+    hint = unknown_name("tool", name, CATALOGUE)
+    return ScenarioError(f"{shown}: {where}: {hint}")
+
+
+def _option(shown: str, where: str, raw: Any, served: list[str]) -> Option:
+    table = _Table(shown, where, raw)
+    table.done({"tool", "arguments"})
+    tool = table.string("tool")
+    if tool not in served:
+        raise _unknown_tool(shown, f"{where}.tool", tool, served)
+    arguments = table.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise table.fail("arguments", f"must be a table, got {_kind(arguments)}")
+    spec = CATALOGUE[tool]
+    problem = Tool(tool, lambda **_: None, spec.schema).argument_problem(arguments)
+    if problem is not None:
+        raise table.fail("arguments", f"do not fit {tool}'s inputSchema: {problem}")
+    return Option(tool, dict(arguments))
+
+
+def _task(shown: str, raw: Any, served: list[str]) -> Task:
+    table = _Table(shown, "task", raw)
+    table.done({"prompt", "subgoals"})
+    prompt = table.string("prompt", "")
+    raws = table.tables("subgoals")
+    if not raws:
+        raise table.fail("subgoals", "missing (at least one [[task.subgoals]] is required)")
+    subgoals = []
+    for i, sub in enumerate(raws):
+        where = f"task.subgoals[{i}]"
+        st = _Table(shown, where, sub)
+        st.done({"name", "tool", "arguments", "alternatives", "verify"})
+        first = _option(shown, where, {k: v for k, v in sub.items() if k in ("tool", "arguments")}, served)
+        options = [first]
+        for j, alt in enumerate(st.tables("alternatives")):
+            options.append(_option(shown, f"{where}.alternatives[{j}]", alt, served))
+        verify = st.get("verify")
+        subgoals.append(
+            Subgoal(
+                st.string("name", f"subgoal {i + 1}"),
+                tuple(options),
+                None if verify is None else _option(shown, f"{where}.verify", verify, served),
+            )
+        )
+    return Task(prompt, tuple(subgoals))
+
+
+def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
+    where = f"faults[{i}]"
+    table = _Table(shown, where, raw)
+    kind = table.string("kind")
+    if kind not in FAULT_KINDS:
+        raise table.fail("kind", f"unknown fault kind {kind!r} (valid: {', '.join(FAULT_KINDS)})")
+    table.done(_RULE_KEYS | _KIND_KEYS[kind])
+    tool = table.string("tool")
+    if tool not in served:
+        raise _unknown_tool(shown, f"{where}.tool", tool, served)
+    has_rate, has_calls = table.has("rate"), table.has("calls")
+    if has_rate == has_calls:
+        raise table.fail("rate", "give exactly one of rate (a probability per call) and calls (a schedule)")
+    rate = _rate_value(table.get("rate"), f"{shown}: {where}.rate") if has_rate else None
+    calls: tuple[int, ...] = ()
+    if has_calls:
+        value = table.get("calls")
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in value)
+        ):
+            raise table.fail("calls", f"must be a non-empty list of call numbers (1, 2, ...), got {value!r}")
+        calls = tuple(sorted(set(value)))
+    explicit = table.boolean("explicit", DEFAULT_EXPLICIT[kind])
+    if kind == "silent" and explicit:
+        raise table.fail("explicit", "a silent fault says nothing by definition; it cannot be explicit")
+    spec = CATALOGUE[tool]
+    props = spec.schema.get("properties", {})
+    rule = FaultRule(i, kind, tool, rate, calls, explicit)
+    if kind == "transient":
+        rule = dataclasses.replace(rule, burst=table.integer("burst", 1, 1, 100) or 1)
+    elif kind == "rate_limited":
+        rule = dataclasses.replace(rule, retry_after_s=table.number("retry_after_s", 5.0) or 5.0)
+    elif kind == "bad_argument":
+        argument = table.string("argument")
+        if argument not in props:
+            raise table.fail("argument", f"{tool} has no argument {argument!r} (it has: {', '.join(props)})")
+        if not table.has("valid"):
+            raise table.fail("valid", "missing (the accepted form of the argument)")
+        valid = table.get("valid")
+        if isinstance(valid, dict | list):
+            raise table.fail("valid", f"must be a string or a number, got {_kind(valid)}")
+        rule = dataclasses.replace(rule, argument=argument, valid=valid)
+    elif kind == "too_large":
+        argument = table.string("argument", "limit")
+        if props.get(argument, {}).get("type") not in ("integer", "number"):
+            numeric = [k for k, v in props.items() if v.get("type") in ("integer", "number")]
+            raise table.fail(
+                "argument",
+                f"{tool} has no numeric argument {argument!r} (numeric: {', '.join(numeric) or 'none'})",
+            )
+        if not table.has("max"):
+            raise table.fail("max", "missing (the largest value the tool answers)")
+        rule = dataclasses.replace(rule, argument=argument, max=table.number("max", None))
+    elif kind == "malformed":
+        form = table.string("form", "truncated")
+        if form not in MALFORMED_FORMS:
+            raise table.fail("form", f"unknown form {form!r} (valid: {', '.join(MALFORMED_FORMS)})")
+        rule = dataclasses.replace(rule, form=form)
+    return rule
+
+
+def _event(shown: str, i: int, raw: Any, tools: list[str]) -> Event:
+    where = f"events[{i}]"
+    table = _Table(shown, where, raw)
+    table.done({"kind", "tool", "at_step", "at_call", "notify", "variant"})
+    kind = table.string("kind")
+    if kind not in EVENT_KINDS:
+        raise table.fail("kind", f"unknown event kind {kind!r} (valid: {', '.join(EVENT_KINDS)})")
+    tool = table.string("tool")
+    if tool not in CATALOGUE:
+        raise _unknown_tool(shown, f"{where}.tool", tool)
+    if kind == "add_tool" and tool in tools:
+        raise table.fail("tool", f"{tool!r} is served from the start; add_tool needs a new tool")
+    if kind != "add_tool" and tool not in tools:
+        raise table.fail("tool", f"{kind} needs a tool the scenario serves from the start, got {tool!r}")
+    if table.has("at_step") == table.has("at_call"):
+        raise table.fail("at_step", "give exactly one of at_step and at_call")
+    at_step = table.integer("at_step", None)
+    at_call = table.integer("at_call", None)
+    variant = table.get("variant")
+    if kind == "change_schema":
+        variants = CATALOGUE[tool].variants
+        if not isinstance(variant, str) or variant not in variants:
+            raise table.fail(
+                "variant", f"{tool} has variants: {', '.join(variants) or 'none'}; got {variant!r}"
+            )
+    elif variant is not None:
+        raise table.fail("variant", "only change_schema events take a variant")
+    return Event(i, kind, tool, at_step, at_call, table.boolean("notify", True), variant)

@@ -1,0 +1,391 @@
+"""Streamable HTTP (MCP 2025-11-25 transport) as a thin ASGI adapter over the sans-IO core.
+
+One endpoint (``/mcp`` by default) and one :class:`~harness.protocol.server.MCPServer`
+per MCP session, built by a factory at ``initialize``. The adapter only moves
+messages; every protocol decision stays in the core. Rules, in the order they are
+checked:
+
+1. **Origin, then Host** (DNS-rebinding protection): an ``Origin`` whose host is not
+   an allowed name gets 403; a ``Host`` that is not gets 421. Allowed by default:
+   ``127.0.0.1``, ``localhost``, ``::1`` and the bind address, any port.
+2. **POST** carries one JSON-RPC message. Bad JSON gets 400 with -32700, a batch or a
+   non-object 400 with -32600, an unparseable envelope 400 with the core's code.
+   A body over ``max_body_bytes`` (before parsing) or over the session server's
+   ``max_message_bytes`` gets 413, a non-JSON ``Content-Type`` 415, an ``Accept``
+   that rules out JSON 406.
+3. **Sessions**: ``initialize`` builds a fresh server; a successful answer carries a
+   new ``Mcp-Session-Id`` (a random UUID). Every other message needs that header:
+   missing gets 400, unknown (or ended) 404. ``MCP-Protocol-Version``, when sent,
+   must be a version the core speaks, else 400.
+4. **Answers**: a request is answered with ``application/json``; if the core queued
+   notifications while handling it (progress, log messages, list_changed) and the
+   client accepts ``text/event-stream``, the answer is an SSE stream holding those
+   notifications first and the response last. A notification or a response
+   gets 202 with no body.
+5. **GET** opens the session's one server-to-client SSE stream (a second gets 409);
+   notifications queued outside any request (or for a client that does not take
+   SSE on POST) go there, and wait in a bounded buffer while no stream is open.
+6. **DELETE** ends the session (200); its stream closes, later use gets 404.
+
+A session's messages are handled one at a time (a lock per session), in a worker
+thread so that a slow tool does not stall other sessions. If a tool's exception
+escapes ``handle`` (the ``escape`` strategy), the session is dropped and the POST
+gets 500, the HTTP spelling of a dead server. Sessions past ``max_sessions`` evict
+the least recently used one. Nothing here touches :meth:`MCPServer.handle`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from harness.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RPCError
+from harness.protocol.messages import JSONRPC, Message, check_envelope, error_response, is_response, reply_id
+from harness.protocol.server import MCPServer, parse_json
+from harness.protocol.versions import SUPPORTED_VERSIONS
+
+log = logging.getLogger("harness.http")
+
+ServerFactory = Callable[[], MCPServer]
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+DEFAULT_PATH = "/mcp"
+DEFAULT_HOST = "127.0.0.1"
+LOCAL_NAMES: frozenset[str] = frozenset({"127.0.0.1", "localhost", "::1"})
+"""Host names a local server answers to; anything else is a DNS-rebinding suspect."""
+
+DEFAULT_MAX_SESSIONS = 1024
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+MAX_PENDING = 256
+"""Notifications kept per session while no GET stream is open; the oldest go first."""
+
+_JSON = "application/json"
+_SSE = "text/event-stream"
+
+
+@dataclass(eq=False)
+class Session:
+    """One MCP session: its server, a lock serialising its messages, its GET stream."""
+
+    id: str
+    server: MCPServer
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    pending: deque[Message] = field(default_factory=lambda: deque(maxlen=MAX_PENDING))
+    stream: asyncio.Queue[Message | None] | None = None
+
+    def deliver(self, notes: Iterable[Message]) -> None:
+        """Send notifications down the GET stream, or keep them until one opens."""
+        for note in notes:
+            if self.stream is not None:
+                self.stream.put_nowait(note)
+            else:
+                self.pending.append(note)
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.put_nowait(None)
+            self.stream = None
+
+
+class _Reject(Exception):
+    """An HTTP-level refusal: status, and the JSON-RPC error to put in the body (if any)."""
+
+    def __init__(self, status: int, code: int | None, message: str, req_id: Any = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.req_id = status, code, message, req_id
+
+    def response(self) -> Response:
+        if self.code is None:
+            return Response(self.message, status_code=self.status, media_type="text/plain")
+        return _json(error_response(self.req_id, self.code, self.message), self.status)
+
+
+def _dump(message: Message) -> bytes:
+    try:
+        return json.dumps(message, separators=(",", ":")).encode()
+    except (TypeError, ValueError, OverflowError) as exc:
+        reply = error_response(reply_id(message), INTERNAL_ERROR, f"reply not serializable: {exc}")
+        return json.dumps(reply, separators=(",", ":")).encode()
+
+
+def _json(message: Message, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(_dump(message), status_code=status, media_type=_JSON, headers=headers)
+
+
+def sse_event(message: Message) -> bytes:
+    """One SSE ``message`` event carrying one JSON-RPC message (compact JSON has no newline)."""
+    return b"event: message\ndata: " + _dump(message) + b"\n\n"
+
+
+def _accepts(request: Request, media: str) -> bool:
+    accept = request.headers.get("accept")
+    if accept is None:
+        return True
+    kinds = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    return bool(kinds & {media, media.split("/", 1)[0] + "/*", "*/*"})
+
+
+def _host_name(value: str) -> str | None:
+    try:
+        return urlsplit("//" + value).hostname
+    except ValueError:
+        return None
+
+
+class StreamableHTTP:
+    """The transport's state (sessions) and its ASGI app, :attr:`app`."""
+
+    def __init__(
+        self,
+        factory: ServerFactory,
+        *,
+        path: str = DEFAULT_PATH,
+        allowed_hosts: Iterable[str] | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        if max_sessions < 1:
+            raise ValueError("max_sessions must be a positive integer")
+        self.factory = factory
+        self.path = path
+        self.allowed_hosts = frozenset(h.lower().strip("[]") for h in (allowed_hosts or LOCAL_NAMES))
+        self.max_sessions = max_sessions
+        self.max_body_bytes = max_body_bytes
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.app = Starlette(routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])])
+
+    # -- checks shared by every method -------------------------------------------
+
+    def _check_origin_and_host(self, request: Request) -> None:
+        origin = request.headers.get("origin")
+        if origin is not None:
+            parts = urlsplit(origin) if "://" in origin else None
+            name = parts.hostname if parts is not None and parts.scheme in ("http", "https") else None
+            if name not in self.allowed_hosts:
+                raise _Reject(403, None, f"Origin {origin!r} not allowed")
+        host = request.headers.get("host")
+        if host is None or _host_name(host) not in self.allowed_hosts:
+            raise _Reject(421, None, f"Host {host!r} not allowed")
+
+    def _check_version(self, request: Request, req_id: Any = None) -> None:
+        version = request.headers.get(VERSION_HEADER)
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            raise _Reject(
+                400,
+                INVALID_REQUEST,
+                f"unsupported {VERSION_HEADER} {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}",
+                req_id,
+            )
+
+    def _session(self, request: Request, req_id: Any = None) -> Session:
+        sid = request.headers.get(SESSION_HEADER)
+        if sid is None:
+            raise _Reject(
+                400, INVALID_REQUEST, f"missing {SESSION_HEADER} header; send initialize first", req_id
+            )
+        session = self.sessions.get(sid)
+        if session is None:
+            raise _Reject(404, INVALID_REQUEST, f"unknown or ended session {sid!r}", req_id)
+        self.sessions.move_to_end(sid)
+        return session
+
+    # -- the endpoint -------------------------------------------------------------
+
+    async def _endpoint(self, request: Request) -> Response:
+        try:
+            self._check_origin_and_host(request)
+            if request.method == "POST":
+                return await self._post(request)
+            if request.method == "GET":
+                return self._get(request)
+            return self._delete(request)
+        except _Reject as rej:
+            return rej.response()
+
+    async def _post(self, request: Request) -> Response:
+        if not _accepts(request, _JSON):
+            raise _Reject(406, None, f"Accept must allow {_JSON}")
+        ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if ctype != _JSON:
+            raise _Reject(415, None, f"Content-Type must be {_JSON}")
+        body = await request.body()
+        if len(body) > self.max_body_bytes:
+            raise _Reject(413, INVALID_REQUEST, f"message larger than {self.max_body_bytes} bytes")
+        try:
+            message = parse_json(body)
+        except ValueError as exc:
+            raise _Reject(400, PARSE_ERROR, f"parse error: {exc}") from None
+        if isinstance(message, list):
+            raise _Reject(400, INVALID_REQUEST, "JSON-RPC batches are not part of MCP")
+        if not isinstance(message, dict):
+            raise _Reject(400, INVALID_REQUEST, "a JSON-RPC message must be an object")
+        req_id = reply_id(message)
+        answer_only = is_response(message) and message.get("jsonrpc") == JSONRPC
+        if not answer_only:
+            try:
+                check_envelope(message)
+            except RPCError as exc:
+                raise _Reject(400, exc.code, exc.message, req_id) from None
+        self._check_version(request, req_id)
+        is_request = not answer_only and "id" in message
+        if is_request and message["method"] == "initialize":
+            return await self._initialize(message, len(body))
+        session = self._session(request, req_id)
+        self._check_size(session.server, len(body), req_id)
+        reply, notes = await self._handle(session, message)
+        if not is_request:
+            session.deliver(notes)
+            return Response(status_code=202)
+        assert reply is not None  # a request always gets a reply from the core
+        if notes and _accepts(request, _SSE) and request.headers.get("accept") is not None:
+            body = b"".join(sse_event(n) for n in notes) + sse_event(reply)
+            return Response(body, media_type=_SSE, headers={"Cache-Control": "no-cache"})
+        session.deliver(notes)
+        return _json(reply)
+
+    @staticmethod
+    def _check_size(server: MCPServer, size: int, req_id: Any) -> None:
+        if size > server.max_message_bytes:
+            raise _Reject(
+                413, INVALID_REQUEST, f"message larger than {server.max_message_bytes} bytes", req_id
+            )
+
+    async def _initialize(self, message: Message, size: int) -> Response:
+        session = Session(uuid.uuid4().hex, self.factory())
+        self._check_size(session.server, size, reply_id(message))
+        reply, notes = await self._handle(session, message)
+        assert reply is not None
+        if "result" not in reply:
+            return _json(reply)  # a refused handshake opens no session
+        session.deliver(notes)
+        self.sessions[session.id] = session
+        while len(self.sessions) > self.max_sessions:
+            _, old = self.sessions.popitem(last=False)
+            old.close()
+            log.info("session %s evicted (more than %d sessions)", old.id, self.max_sessions)
+        return _json(reply, headers={SESSION_HEADER: session.id})
+
+    async def _handle(self, session: Session, message: Message) -> tuple[Message | None, list[Message]]:
+        def run() -> tuple[Message | None, list[Message]]:
+            reply = session.server.handle(message)
+            return reply, session.server.take_notifications()
+
+        async with session.lock:
+            try:
+                return await anyio.to_thread.run_sync(run)
+            except Exception:
+                log.exception("session %s: an exception escaped the server; session dropped", session.id)
+                if self.sessions.pop(session.id, None) is not None:
+                    session.close()
+                raise _Reject(500, None, "the server session crashed") from None
+
+    def _get(self, request: Request) -> Response:
+        if not _accepts(request, _SSE) or request.headers.get("accept") is None:
+            raise _Reject(406, None, f"Accept must allow {_SSE}")
+        self._check_version(request)
+        session = self._session(request)
+        if session.stream is not None:
+            raise _Reject(409, None, "this session already has a GET stream")
+        queue: asyncio.Queue[Message | None] = asyncio.Queue()
+        for note in session.pending:
+            queue.put_nowait(note)
+        session.pending.clear()
+        session.stream = queue
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                while True:
+                    note = await queue.get()
+                    if note is None:
+                        return
+                    yield sse_event(note)
+            finally:
+                if session.stream is queue:
+                    session.stream = None
+
+        return StreamingResponse(events(), media_type=_SSE, headers={"Cache-Control": "no-cache"})
+
+    def _delete(self, request: Request) -> Response:
+        self._check_version(request)
+        session = self._session(request)
+        del self.sessions[session.id]
+        session.close()
+        return Response(status_code=200)
+
+    def shutdown(self) -> None:
+        """End every session, closing open GET streams (so a server can stop promptly)."""
+        for session in self.sessions.values():
+            session.close()
+        self.sessions.clear()
+
+
+def create_app(factory: ServerFactory, **options: Any) -> Starlette:
+    """The ASGI app serving ``factory``'s servers; ``options`` as for :class:`StreamableHTTP`."""
+    return StreamableHTTP(factory, **options).app
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_http(
+    factory: ServerFactory,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = 8000,
+    path: str = DEFAULT_PATH,
+    allowed_hosts: Iterable[str] | None = None,
+) -> None:
+    """Serve until interrupted; logs ``listening on http://HOST:PORT/mcp`` (the real port) first."""
+    import uvicorn
+
+    from harness.errors import UserError
+
+    names = set(LOCAL_NAMES if allowed_hosts is None else allowed_hosts)
+    if allowed_hosts is None and host not in ("0.0.0.0", "::"):
+        names.add(host.strip("[]"))
+    transport = StreamableHTTP(factory, path=path, allowed_hosts=names)
+    try:
+        sock = bind_socket(host, port)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    actual = sock.getsockname()[1]
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    log.info("listening on http://%s:%d%s (Streamable HTTP)", shown, actual, path)
+    if allowed_hosts is None and host in ("0.0.0.0", "::"):
+        log.warning(
+            "bound to every interface, but only Host/Origin %s are accepted", ", ".join(sorted(names))
+        )
+    config = uvicorn.Config(transport.app, log_level="warning", timeout_graceful_shutdown=1, lifespan="off")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        transport.shutdown()
+        sock.close()

@@ -1,0 +1,48 @@
+"""Scripted, deterministic agents behind one small interface (see :mod:`scripted_agents.base`).
+
+``AGENTS`` is the registry (name -> class); :func:`make` builds one by name.
+From weakest to strongest: ``naive``, ``retry``, ``reader``, ``refresher``,
+``oracle`` (the upper bound: it knows the fault schedule).
+"""
+
+from __future__ import annotations
+
+from harness.errors import unknown_name
+from scripted_agents.base import Agent, ScriptedAgent
+from scripted_agents.naive import NaiveAgent
+from scripted_agents.oracle import OracleAgent
+from scripted_agents.reader import ReaderAgent
+from scripted_agents.refresher import RefresherAgent
+from scripted_agents.retry import RetryAgent
+
+AGENTS: dict[str, type[Agent]] = {
+    cls.name: cls for cls in (NaiveAgent, RetryAgent, ReaderAgent, RefresherAgent, OracleAgent)
+}
+"""Agent name -> class. Names are a public contract (results and CLI flags use them)."""
+
+
+def list_agents() -> list[str]:
+    """Registered agent names, sorted."""
+    return sorted(AGENTS)
+
+
+def make(name: str) -> Agent:
+    """A fresh agent by registry name; an unknown name is a UserError suggesting near ones."""
+    cls = AGENTS.get(name)
+    if cls is None:
+        raise unknown_name("agent", name, AGENTS)
+    return cls()
+
+
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "NaiveAgent",
+    "OracleAgent",
+    "ReaderAgent",
+    "RefresherAgent",
+    "RetryAgent",
+    "ScriptedAgent",
+    "list_agents",
+    "make",
+]

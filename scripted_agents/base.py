@@ -1,0 +1,388 @@
+"""The agent interface and the machinery the scripted agents share.
+
+An agent is Gymnasium-like: :meth:`Agent.reset` once with the task, the tools
+the host listed and a seed; then :meth:`Agent.act` maps each observation
+(:mod:`harness.host`) to one action. Agents are deterministic: the only
+randomness is the :class:`numpy.random.Generator` built from the reset seed,
+used where a real agent would have to guess.
+
+:class:`ScriptedAgent` walks the task's subgoals in order: for each, it calls
+the first option whose tool it knows, and on trouble the subclass's policy
+decides between retrying, waiting, fixing the arguments, switching to an
+alternative, re-listing tools and giving up. What it can *read* is only what
+the observation carries: an error whose reason is hidden (a masked text, an
+implicit fault, an RPC code without its message) leaves it to :meth:`guess`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from harness.host import (
+    Action,
+    CallTool,
+    Finish,
+    GiveUp,
+    ListTools,
+    Observation,
+    RPCErrorObservation,
+    Start,
+    ToolResult,
+    ToolsListed,
+    Wait,
+    Waited,
+)
+from harness.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from harness.protocol.server import TOOLS_LIST_CHANGED
+from harness.scenario import Option, Subgoal, Task
+from harness.seeding import np_random
+
+
+class Agent(ABC):
+    """What the session drives. ``name`` is the registry name; ``summary`` one line for ``harness list``."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    omniscient: ClassVar[bool] = False
+    """True for an agent that must be bound to the session's fault schedule (the oracle)."""
+
+    @abstractmethod
+    def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
+        """Start an episode: forget everything, seed the generator."""
+
+    @abstractmethod
+    def act(self, observation: Observation) -> Action:
+        """The next action, given what just happened."""
+
+
+@dataclass(frozen=True)
+class Reason:
+    """What a failure's text says happened, as far as a careful reader can tell."""
+
+    kind: str
+    argument: str | None = None
+    value: str | None = None
+
+
+_READINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("rate_limited", re.compile(r"retry after (\d+(?:\.\d+)?) ?s")),
+    ("too_large", re.compile(r"set '(\w+)' to at most (\d+(?:\.\d+)?)")),
+    ("bad_argument", re.compile(r"invalid argument '(\w+)'.*expected form '([^']*)'")),
+    ("schema", re.compile(r"missing required argument '(\w+)'|argument '(\w+)' must")),
+    ("permanent", re.compile(r"permanently|retired|no longer available")),
+    ("timeout", re.compile(r"timed out")),
+    ("transient", re.compile(r"temporar|try again|\b503\b")),
+)
+"""What a reader understands in an error text, most specific first; anything else is unexplained."""
+
+
+def read_reason(text: str | None) -> Reason | None:
+    """The reason an error text gives, or None when it gives none (masked, implicit, hidden)."""
+    if not text:
+        return None
+    for kind, pattern in _READINGS:
+        m = pattern.search(text)
+        if m is None:
+            continue
+        groups = [g for g in m.groups() if g is not None]
+        if kind == "rate_limited":
+            return Reason(kind, value=groups[0])
+        if kind in ("too_large", "bad_argument"):
+            return Reason(kind, argument=groups[0], value=groups[1])
+        if kind == "schema":
+            return Reason(kind, argument=groups[0] if groups else None)
+        return Reason(kind)
+    return None
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def looks_ok(obs: ToolResult) -> bool:
+    """A usable result: text blocks only, holding a JSON object (as every catalogue tool answers)."""
+    if not obs.content or any(b.get("type") != "text" for b in obs.content):
+        return False
+    return parse_json_object(obs.text) is not None
+
+
+def mentions(value: Any, fields: dict[str, Any]) -> bool:
+    """Whether a JSON value holds an object with all of ``fields`` (a verification read)."""
+    if isinstance(value, dict):
+        if fields and all(value.get(k) == v for k, v in fields.items()):
+            return True
+        return any(mentions(v, fields) for v in value.values())
+    if isinstance(value, list):
+        return any(mentions(v, fields) for v in value)
+    return False
+
+
+def remap(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Fit arguments to a (changed) schema: an argument the schema lost fills a required one it gained."""
+    props = schema.get("properties") or {}
+    if not props:
+        return dict(arguments)
+    kept = {k: v for k, v in arguments.items() if k in props}
+    lost = [k for k in arguments if k not in props]
+    gained = [r for r in schema.get("required", ()) if r not in kept]
+    for new, old in zip(gained, lost, strict=False):
+        kept[new] = arguments[old]
+    return kept
+
+
+class ScriptedAgent(Agent):
+    """Subgoals in order; subclasses set the policy flags and override the ``on_*`` hooks."""
+
+    checks_content: ClassVar[bool] = False
+    """Parse every result; a garbled one (``malformed``) is a failure, not a success."""
+    verifies: ClassVar[bool] = False
+    """After a write, call the subgoal's ``verify`` read and redo the write if it did not happen."""
+    relists: ClassVar[bool] = False
+    """Re-list tools on ``list_changed`` and when a tool seems gone or changed."""
+    max_attempts: ClassVar[int] = 8
+    """Calls of one option before moving on to the next (or giving up)."""
+
+    def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
+        self.task = task
+        self.known: dict[str, dict[str, Any]] = {t["name"]: t for t in tools}
+        self.rng: np.random.Generator = np_random(seed)
+        self.guess_retries = int(self.rng.integers(1, 3))
+        """How many blind retries this agent allows itself before switching (1 or 2)."""
+        self.sg = 0
+        self.deferred: Action | None = None
+        self._new_subgoal()
+
+    def _new_subgoal(self) -> None:
+        self.tried: list[int] = []
+        self.opt = -1
+        self.args: dict[str, Any] = {}
+        self.write_args: dict[str, Any] = {}
+        self.current: CallTool | None = None
+        self.phase = "call"
+        self._new_option()
+
+    def _new_option(self) -> None:
+        self.attempts = 0
+        self.guesses = 0
+        self.relisted = False
+
+    @property
+    def subgoal(self) -> Subgoal:
+        return self.task.subgoals[self.sg]
+
+    @property
+    def option(self) -> Option:
+        return self.subgoal.options[self.opt]
+
+    # -- the episode ---------------------------------------------------------------------
+
+    def act(self, observation: Observation) -> Action:
+        action = self.observe(observation)
+        if (
+            self.relists
+            and TOOLS_LIST_CHANGED in observation.notifications
+            and not isinstance(action, Finish | GiveUp | ListTools)
+        ):
+            self.deferred = action  # look at the new list first, then carry on
+            return ListTools()
+        return action
+
+    def observe(self, obs: Observation) -> Action:
+        if isinstance(obs, Start):
+            return self.start()
+        if isinstance(obs, Waited):
+            return self.resend()
+        if isinstance(obs, ToolsListed):
+            return self.adopt(obs.tools)
+        if isinstance(obs, ToolResult):
+            return self.on_error(obs.text, obs) if obs.is_error else self.on_success(obs)
+        return self.on_rpc_error(obs)
+
+    # -- moves ----------------------------------------------------------------------------
+
+    def call(self) -> CallTool:
+        """Call the current option with the current arguments."""
+        self.attempts += 1
+        self.current = CallTool(self.option.tool, dict(self.args))
+        return self.current
+
+    def resend(self) -> Action:
+        """The same call again, unless this option has had its attempts."""
+        if self.current is None:
+            return self.start()
+        if self.attempts >= self.max_attempts:
+            return self.switch("attempts exhausted")
+        self.attempts += 1
+        return self.current
+
+    def use(self, j: int) -> Action:
+        self.opt = j
+        self.tried.append(j)
+        self._new_option()
+        self.phase = "call"
+        schema = self.known.get(self.option.tool, {}).get("inputSchema") or {}
+        self.args = remap(dict(self.option.arguments), schema)
+        return self.call()
+
+    def next_option(self) -> int | None:
+        for j, opt in enumerate(self.subgoal.options):
+            if j not in self.tried and opt.tool in self.known:
+                return j
+        return None
+
+    def start(self) -> Action:
+        j = self.next_option()
+        return self.use(j) if j is not None else self.stuck("no tool for this subgoal")
+
+    def switch(self, why: str) -> Action:
+        """An alternative tool if one is known and untried, else :meth:`stuck`."""
+        j = self.next_option()
+        return self.use(j) if j is not None else self.stuck(why)
+
+    def stuck(self, why: str) -> Action:
+        return GiveUp(f"{self.subgoal.name}: {why}")
+
+    def advance(self) -> Action:
+        self.sg += 1
+        if self.sg >= len(self.task.subgoals):
+            return Finish()
+        self._new_subgoal()
+        return self.start()
+
+    def guess(self) -> Action:
+        """No reason given: what a real agent can do. Retry (maybe after a short wait), then switch."""
+        self.guesses += 1
+        if self.guesses <= self.guess_retries:
+            pause = int(self.rng.integers(0, 3))
+            return Wait(float(pause)) if pause else self.resend()
+        return self.switch("unexplained failures")
+
+    # -- what happened ----------------------------------------------------------------------
+
+    def on_success(self, obs: ToolResult) -> Action:
+        if self.phase == "verify":
+            record = parse_json_object(obs.text)
+            if record is not None and mentions(record, self.write_args):
+                return self.advance()
+            self.phase = "call"  # the write did not happen: do it again
+            self.args = dict(self.write_args)
+            return self.resend_write()
+        if self.checks_content and not looks_ok(obs):
+            return self.on_garbled(obs)
+        verify = self.subgoal.verify
+        writes = self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is not True
+        if self.verifies and verify is not None and writes and verify.tool in self.known:
+            self.phase = "verify"
+            self.write_args = dict(self.args)
+            self.current = CallTool(verify.tool, dict(verify.arguments))
+            return self.current
+        return self.advance()
+
+    def resend_write(self) -> Action:
+        if self.attempts >= self.max_attempts:
+            return self.switch("writes keep vanishing")
+        return self.call()
+
+    def on_garbled(self, obs: ToolResult) -> Action:
+        return self.resend()
+
+    @abstractmethod
+    def on_error(self, text: str, obs: ToolResult) -> Action:
+        """A result with isError; ``text`` is what it says (maybe nothing useful)."""
+
+    @abstractmethod
+    def on_rpc_error(self, obs: RPCErrorObservation) -> Action:
+        """A JSON-RPC error; ``obs.message`` is None unless the host shows it."""
+
+    def adopt(self, tools: Sequence[dict[str, Any]]) -> Action:
+        """A fresh tool list: refit the pending call, or pick up a tool that was missing."""
+        old = self.known
+        self.known = {t["name"]: t for t in tools}
+        deferred, self.deferred = self.deferred, None
+        if self.opt < 0:
+            return self.switch("no tool for this subgoal")
+        tool = self.option.tool if self.phase == "call" else None
+        if tool is not None and tool not in self.known:
+            return self.switch(f"{tool} is gone")
+        if tool is not None:
+            schema = self.known[tool].get("inputSchema") or {}
+            changed = schema != (old.get(tool, {}).get("inputSchema") or {})
+            if changed:
+                self.args = remap(self.args, schema)
+        else:
+            changed = False
+        if isinstance(deferred, CallTool) and tool is not None and deferred.tool == tool:
+            self.current = CallTool(tool, dict(self.args))
+            return self.current
+        if deferred is not None:
+            return deferred
+        if changed:
+            return self.call()
+        return self.switch("the tool list did not help")
+
+    # -- reading reasons (used by reader and up) -----------------------------------------------
+
+    def respond(self, reason: Reason | None) -> Action:
+        """Act on a reason read from an error; None (nothing readable) means guess."""
+        if reason is None:
+            return self.guess()
+        kind = reason.kind
+        if kind in ("transient", "timeout"):
+            return self.resend()
+        if kind == "rate_limited":
+            if self.attempts >= self.max_attempts:
+                return self.switch("still rate limited")
+            return Wait(float(reason.value or 1))
+        if kind == "permanent":
+            return self.switch("permanently unavailable")
+        if kind in ("bad_argument", "too_large") and self.phase == "call" and reason.argument:
+            value = self._coerce(reason.argument, reason.value)
+            if self.args.get(reason.argument) == value:
+                return self.guess()  # the fix was made and did not help
+            self.args[reason.argument] = value
+            return self.call()
+        if kind == "schema":
+            return self.on_schema_error()
+        return self.guess()
+
+    def _coerce(self, argument: str, value: str | None) -> Any:
+        kind = (self.known.get(self.option.tool, {}).get("inputSchema") or {}).get("properties", {})
+        kind = kind.get(argument, {}).get("type")
+        try:
+            if kind == "integer":
+                return int(float(value or 0))
+            if kind == "number":
+                return float(value or 0)
+        except ValueError:
+            pass
+        return value
+
+    def on_schema_error(self) -> Action:
+        """The server says the arguments do not fit: without a fresh schema, a guess."""
+        return self.guess()
+
+    def respond_rpc(self, obs: RPCErrorObservation) -> Action:
+        """Read the message if the host showed it; else act on what the code means."""
+        reason = read_reason(obs.message)
+        if reason is not None:
+            return self.respond(reason)
+        if obs.code in (METHOD_NOT_FOUND, INVALID_REQUEST):
+            return self.tool_unusable()
+        if obs.code == INVALID_PARAMS:
+            return self.on_schema_error()
+        return self.guess()
+
+    def tool_unusable(self) -> Action:
+        """-32601 (no such tool) or -32600 (not permitted): this tool will not work as called."""
+        return self.switch("tool not callable")

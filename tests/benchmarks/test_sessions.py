@@ -1,0 +1,138 @@
+"""Whole sessions: a scripted 20-call session, the batch runner per executor on 1 and 2 workers,
+and peak memory as the number of sessions grows.
+
+These need :mod:`harness.session` (issue 4) and :mod:`harness.batch` (issue 5);
+each case skips, saying why, when its module is missing or does not run.
+``HARNESS_BENCH_QUICK=1`` (set by ``harness bench --quick``) shrinks the batches.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
+
+from harness.bench import workloads as w
+from harness.bench.table import tag
+
+QUICK = os.environ.get("HARNESS_BENCH_QUICK") == "1"
+BATCH_SESSIONS = 200 if QUICK else 2000
+MEMORY_SIZES = (1_000, 10_000) if QUICK else (1_000, 10_000, 100_000)
+"""Sessions per peak-memory case (10^6 takes longer than a benchmark run should)."""
+
+
+def _module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        pytest.skip(f"{name} is not available yet: {exc}")
+
+
+def test_protocol_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
+    tag(
+        benchmark,
+        key="sessions/protocol-20",
+        group="sessions",
+        op="session-20",
+        layer="protocol",
+        codec="json",
+    )
+    result = benchmark(w.protocol_session(20))
+    assert result == 20
+
+
+def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
+    session = _module("harness.session")
+    scenario = w.twenty_call_scenario()
+    first = session.run_session(scenario, "naive", "is_error", 0)
+    if first.status != "ok" or first.tool_calls != 20:
+        pytest.skip(f"the 20-call scenario did not run as planned: {first.status} {first.error}")
+    tag(
+        benchmark,
+        key="sessions/scripted-20",
+        group="sessions",
+        op="session-20",
+        layer="run_session",
+        codec="json",
+    )
+    seeds = iter(range(10**9))
+    result = benchmark(lambda: session.run_session(scenario, "naive", "is_error", next(seeds)))
+    assert result.tool_calls == 20 and result.status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("executor", "workers"), [("serial", 1), ("process", 1), ("process", 2), ("dask", 1), ("dask", 2)]
+)
+def test_batch_runner(benchmark: BenchmarkFixture, tmp_path: Path, executor: str, workers: int) -> None:
+    batch = _module("harness.batch")
+    _module("harness.session")
+    if executor == "dask":
+        pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    grid = w.batch_grid(BATCH_SESSIONS)
+    runs = iter(range(10**6))
+
+    def run() -> Any:
+        return batch.run_batch(grid, tmp_path / f"run-{next(runs)}", executor=executor, workers=workers)
+
+    tag(
+        benchmark,
+        key=f"batch/{executor}/{workers}",
+        group="sessions",
+        op="batch",
+        layer=executor,
+        workers=workers,
+        sessions=len(grid),
+        batch=len(grid),
+        baseline=None if workers == 1 else f"batch/{executor}/1",
+    )
+    summary = benchmark.pedantic(run, rounds=1 if QUICK else 3, iterations=1, warmup_rounds=0)
+    assert summary.ran == len(grid) and summary.harness_errors == 0
+
+
+_MEMORY_SCRIPT = """
+import json, resource, sys, tempfile
+from pathlib import Path
+from harness.batch import run_batch
+from harness.bench.workloads import batch_grid
+grid = batch_grid(int(sys.argv[1]))
+with tempfile.TemporaryDirectory() as tmp:
+    summary = run_batch(grid, Path(tmp) / "run", executor="serial", workers=1)
+print(json.dumps({"ran": summary.ran, "errors": summary.harness_errors,
+                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+@pytest.mark.parametrize("sessions", MEMORY_SIZES)
+def test_peak_memory(benchmark: BenchmarkFixture, sessions: int) -> None:
+    _module("harness.batch")
+    _module("harness.session")
+    found: dict[str, Any] = {}
+
+    def run() -> None:
+        proc = subprocess.run(
+            [sys.executable, "-c", _MEMORY_SCRIPT, str(sessions)], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr[-2000:])
+        found.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+    benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
+    assert found["ran"] == sessions and found["errors"] == 0
+    tag(
+        benchmark,
+        key=f"memory/serial/{sessions}",
+        group="sessions",
+        op="memory",
+        layer="serial",
+        workers=1,
+        sessions=sessions,
+        batch=sessions,
+        peak_rss_mb=found["peak_kb"] / 1024,
+    )

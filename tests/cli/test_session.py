@@ -1,0 +1,105 @@
+"""``harness session`` and ``harness list``: output, traces, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli.main import main
+from harness.scenario import list_scenarios
+from harness.session import ROW_COLUMNS
+from scripted_agents import list_agents
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        rc = main(argv)
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else 1
+    out = capsys.readouterr()
+    return int(rc or 0), out.out, out.err
+
+
+def test_json_prints_one_record_with_every_column(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(["session", "strict_dates", "--agent", "reader", "--seed", "0", "--json"], capsys)
+    assert rc == 0
+    row = json.loads(out)
+    assert list(row) == list(ROW_COLUMNS)
+    assert row["success"] is True and row["strategy"] == "is_error" and row["host"] == "typical"
+
+
+def test_the_default_output_is_a_readable_table(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(["session", "flaky_weather", "--agent", "naive", "--strategy", "collapse"], capsys)
+    assert rc == 0
+    assert "flaky_weather" in out and "success" in out and "trace_hash" in out
+
+
+def test_trace_dash_prints_the_jsonl_trace_before_the_record(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(["session", "strict_dates", "--strategy", "collapse", "--trace", "-", "--json"], capsys)
+    assert rc == 0
+    lines = out.splitlines()
+    record = json.loads(lines[-1])
+    trace = [json.loads(line) for line in lines[:-1]]
+    assert trace[0]["dir"] == "c2s" and trace[0]["msg"]["method"] == "initialize"
+    assert trace[-1]["dir"] == "harness" and "end" in trace[-1]
+    assert record["trace_hash"] == hashlib.sha256(("\n".join(lines[:-1]) + "\n").encode()).hexdigest()
+
+
+def test_trace_file_holds_exactly_the_hashed_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.jsonl"
+    rc, out, _ = run(
+        ["session", "phantom_booking", "--trace", str(path), "--json", "--host", "transparent"], capsys
+    )
+    assert rc == 0
+    record = json.loads(out)
+    assert record["host"] == "transparent"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == record["trace_hash"]
+
+
+BROKEN = (
+    'description = "x"\ntools = ["weather"]\n[task]\n[[task.subgoals]]\n'
+    'tool = "weather"\narguments = { city = "Oslo" }\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["session", "nowhere"], "unknown scenario 'nowhere'"),
+        (["session", "flaky_weather", "--agent", "nobody"], "unknown agent 'nobody'"),
+        (["session", "{broken}"], "faults[0].rate: must be a number between 0 and 1, got 3"),
+        (["session", "{missing}"], "no such scenario file"),
+        (["session", "flaky_weather", "--strategy", "ignore"], "ignore"),
+        (["session", "flaky_weather", "--seed", "-3"], "-3"),
+    ],
+)
+def test_user_errors_are_one_line_and_exit_2(
+    argv: list[str], fragment: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text(BROKEN + '[[faults]]\nkind = "transient"\ntool = "weather"\nrate = 3\n')
+    argv = [a.format(broken=broken, missing=tmp_path / "missing.toml") for a in argv]
+    rc, out, err = run(argv, capsys)
+    assert rc == 2
+    assert fragment in err
+    assert "Traceback" not in err and "Traceback" not in out
+    if "{broken}" in argv or str(broken) in argv:
+        assert err.strip().endswith("got 3") and err.count("\n") == 1
+        assert f"{broken}: faults[0].rate:" in err or "broken.toml: faults[0].rate:" in err
+
+
+def test_list_shows_every_scenario_agent_and_strategy(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(["list", "--json"], capsys)
+    assert rc == 0
+    listing = json.loads(out)
+    assert list(listing["scenarios"]) == list_scenarios()
+    assert all(listing["scenarios"].values())
+    assert sorted(listing["agents"]) == list_agents()
+    assert list(listing["strategies"]) == ["is_error", "masked", "collapse", "escape"]
+    rc, out, _ = run(["list"], capsys)
+    assert rc == 0 and "travel_day" in out and "refresher" in out and "collapse" in out

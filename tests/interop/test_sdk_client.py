@@ -1,0 +1,118 @@
+"""Interop, one direction: the official SDK client (mcp 2.3.0) drives ``harness serve --demo``.
+
+What the SDK client does, recorded through a stdio tee: it sends
+``server/discover`` first (the 2026-07-28 probe); our server, not yet
+initialized, answers -32600, which the client takes as "legacy" and falls back
+to ``initialize`` offering 2025-11-25. Every line our server wrote is then
+checked against the official models as well.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from helpers.mcp_schema import WireChecker
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+pytestmark = pytest.mark.interop
+
+TESTS = Path(__file__).resolve().parent.parent
+REPO = TESTS.parent
+TEE = TESTS / "helpers" / "stdio_tee.py"
+
+
+def serve_params(log: Path, *args: str) -> StdioServerParameters:
+    command = [sys.executable, "-m", "harness.cli.main", "serve", "--demo", *args]
+    return StdioServerParameters(
+        command=sys.executable, args=[str(TEE), str(log), "--", *command], cwd=str(REPO)
+    )
+
+
+def read_log(log: Path) -> list[tuple[str, Any]]:
+    rows = [json.loads(x) for x in log.read_text().splitlines()]
+    return [(r["dir"], json.loads(r["line"])) for r in rows]
+
+
+def check_log(log: Path) -> list[tuple[str, Any]]:
+    """Validate every server line in context; the parsed log."""
+    checker = WireChecker()
+    wire = read_log(log)
+    for direction, message in wire:
+        if direction == "c2s":
+            checker.client_sent(message)
+        else:
+            checker.server_sent(message)
+    return wire
+
+
+def test_sdk_client_lists_calls_and_sees_errors(tmp_path: Path) -> None:
+    log = tmp_path / "wire.jsonl"
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(serve_params(log), read_timeout_seconds=20) as client:
+            seen["init"] = client.session.initialize_result
+            seen["tools"] = [t.name for t in (await client.list_tools()).tools]
+            seen["add"] = await client.call_tool("add", {"x": 2, "y": 3})
+            seen["weather"] = await client.call_tool("weather", {"city": "Atlantis"})
+            with pytest.raises(MCPError) as info:
+                await client.call_tool("delete_db", {})
+            seen["delete_db"] = info.value
+
+    anyio.run(session)
+
+    assert seen["init"].protocol_version == "2025-11-25"
+    assert seen["init"].server_info.name == "harness-demo"
+    assert seen["init"].capabilities.tools.list_changed is True
+    assert seen["tools"] == ["add", "weather", "delete_db"]
+    assert not seen["add"].is_error and seen["add"].content[0].text == "5"
+    assert seen["weather"].is_error is True
+    assert (
+        seen["weather"].content[0].text == "ERROR: no station near Atlantis"
+    )  # the reason reaches the model
+    assert seen["delete_db"].code == -32600 and "not permitted" in seen["delete_db"].error.message
+
+    wire = check_log(log)
+    first_out, first_back = wire[0], wire[1]
+    assert first_out[0] == "c2s" and first_out[1]["method"] == "server/discover"
+    assert first_back[0] == "s2c" and first_back[1]["error"]["code"] == -32600
+    methods = [m.get("method") for d, m in wire if d == "c2s"]
+    assert methods[1:3] == ["initialize", "notifications/initialized"]
+    assert wire[2][1]["params"]["protocolVersion"] == "2025-11-25"
+
+
+@pytest.mark.parametrize(
+    ("strategy", "text"),
+    [("masked", "Error executing tool weather"), ("is_error", "ERROR: no station near Atlantis")],
+    ids=["sdk client sees masked text", "sdk client sees the reason"],
+)
+def test_sdk_client_reads_each_is_error_strategy(tmp_path: Path, strategy: str, text: str) -> None:
+    log = tmp_path / "wire.jsonl"
+    got: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with Client(serve_params(log, "--strategy", strategy), read_timeout_seconds=20) as client:
+            got["weather"] = await client.call_tool("weather", {"city": "Atlantis"})
+
+    anyio.run(session)
+    assert got["weather"].is_error is True and got["weather"].content[0].text == text
+    check_log(log)
+
+
+def test_sdk_client_gets_collapse_as_an_mcp_error(tmp_path: Path) -> None:
+    log = tmp_path / "wire.jsonl"
+
+    async def session() -> None:
+        async with Client(serve_params(log, "--strategy", "collapse"), read_timeout_seconds=20) as client:
+            with pytest.raises(MCPError) as info:
+                await client.call_tool("weather", {"city": "Atlantis"})
+            assert info.value.code == -32603 and info.value.error.message == "no station near Atlantis"
+
+    anyio.run(session)
+    check_log(log)

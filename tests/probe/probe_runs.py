@@ -1,0 +1,64 @@
+"""Probes of real server processes, started together once per test session (see conftest.py).
+
+Each probe takes a few seconds of waiting (timeouts are the point), so every
+probe the tests need is submitted to one thread pool the first time any test
+asks for one, and tests wait only for their own. Timeouts are short for the
+misbehaving peers (they are expected to run out) and generous for servers
+that answer (so a loaded machine cannot turn a reply into "no reply").
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from harness.probe import ProbeConfig, Report, ToolCase, run_probe
+
+PEERS = Path(__file__).resolve().parent.parent / "peers"
+HARNESS = (sys.executable, "-m", "harness.cli.main")
+ATLANTIS = (ToolCase("weather", {"city": "Atlantis"}),)
+
+
+def demo(strategy: str) -> tuple[str, ...]:
+    return (*HARNESS, "serve", "--demo", "--strategy", strategy)
+
+
+def peer(name: str) -> tuple[str, ...]:
+    return (sys.executable, str(PEERS / f"{name}.py"))
+
+
+def answering(command: tuple[str, ...], tools: tuple[ToolCase, ...] = ATLANTIS) -> ProbeConfig:
+    """A server expected to answer: generous waits, so load cannot turn a reply into silence."""
+    return ProbeConfig(command, tools, timeout=5.0, startup_timeout=30.0)
+
+
+def misbehaving(name: str, startup_timeout: float = 30.0) -> ProbeConfig:
+    """A peer expected to fail every step: a short step timeout, since that is what each row costs."""
+    return ProbeConfig(peer(name), ATLANTIS, timeout=1.0, startup_timeout=startup_timeout)
+
+
+PROBES: dict[str, ProbeConfig] = {
+    **{s: answering(demo(s)) for s in ("is_error", "masked", "collapse", "escape")},
+    "is_error#again": answering(demo("is_error")),
+    "paged": answering((*demo("is_error"), "--page-size", "1"), ()),
+    # The SDK never answers three of the rules, so its step timeout is what those rows cost.
+    "sdk": ProbeConfig(peer("sdk_server"), ATLANTIS, timeout=3.0, startup_timeout=30.0),
+    # Silence costs the whole start-up wait; any output (garbage, end of file) ends it early.
+    "silent": misbehaving("silent_server", startup_timeout=1.0),
+    "garbage": misbehaving("garbage_server"),
+    "exit": misbehaving("exit_server"),
+}
+"""Every probe the tests read, by name."""
+
+
+class Probes:
+    """Futures of the probes in :data:`PROBES`; ``get`` waits for one."""
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self._futures: dict[str, Future[Report]] = {
+            name: pool.submit(run_probe, config) for name, config in PROBES.items()
+        }
+
+    def get(self, name: str) -> Report:
+        return self._futures[name].result(timeout=240)

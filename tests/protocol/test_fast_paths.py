@@ -1,0 +1,136 @@
+"""The hot-path shortcuts answer exactly as the full checks they skip.
+
+The server recognises a well-formed request without ``check_envelope``, skips the
+tools/call lattice for a registered, allow-listed tool, accepts plainly typed
+arguments without the compiled validator and shares one validator among equal
+schemas. Each test holds a shortcut against the slow path it replaces.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import fastjsonschema
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND
+from harness.protocol.lifecycle import State
+from harness.protocol.server import CALL_LATTICE, MCPServer
+from harness.protocol.tools import Tool, _describe, compile_schema
+
+TYPES = ["string", "integer", "number", "boolean", "object", "array", "null"]
+_prop = st.one_of(
+    st.sampled_from(TYPES).map(lambda t: {"type": t}),
+    st.lists(st.sampled_from(TYPES), min_size=1, max_size=3).map(lambda ts: {"type": ts}),
+    st.just({}),
+    st.just({"description": "free"}),
+    st.sampled_from(TYPES).map(lambda t: {"type": t, "default": 1}),
+    st.sampled_from(TYPES).map(lambda t: {"type": t, "enum": [1, "a"]}),
+)
+_names = st.sampled_from(["a", "b", "c"])
+_schemas = st.builds(
+    lambda props, req, extra: {"type": "object", "properties": props, "required": req, **extra},
+    st.dictionaries(_names, _prop, min_size=1),
+    st.lists(_names, unique=True, max_size=2),
+    st.sampled_from(
+        [{}, {"additionalProperties": False}, {"additionalProperties": True}, {"additionalProperties": {}}]
+    ),
+)
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner, max_size=2),
+    max_leaves=4,
+)
+_arguments = st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), _values, max_size=4)
+
+
+def full_check(tool: Tool, arguments: dict[str, Any]) -> str | None:
+    """The two-step check with no shortcut: required names first, then the validator."""
+    for name in tool.required:
+        if name not in arguments:
+            return f"missing required argument {name!r}"
+    if tool._validate is not None:
+        try:
+            tool._validate(arguments)
+        except fastjsonschema.JsonSchemaValueException as exc:
+            return _describe(exc)
+    return None
+
+
+@given(_schemas, _arguments)
+def test_the_argument_shortcut_gives_the_full_checks_verdict_and_fills_the_same_defaults(
+    schema: dict[str, Any], arguments: dict[str, Any]
+) -> None:
+    try:
+        tool = Tool("t", lambda **kw: "", schema)
+    except ValueError:
+        return  # a schema fastjsonschema refuses never becomes a tool
+    fast, slow = copy.deepcopy(arguments), copy.deepcopy(arguments)
+    assert tool.argument_problem(fast) == full_check(tool, slow)
+    assert fast == slow
+
+
+def test_a_bool_for_an_integer_still_reaches_the_validator() -> None:
+    tool = Tool("t", lambda **kw: "", {"type": "object", "properties": {"x": {"type": "integer"}}})
+    assert tool.argument_problem({"x": True}) == "argument 'x' must be integer"
+    assert tool.argument_problem({"x": 2.0}) is None  # JSON Schema: 2.0 is an integer
+
+
+def test_equal_schemas_share_one_compiled_validator_and_different_ones_do_not() -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    assert compile_schema(schema) is compile_schema(copy.deepcopy(schema))
+    assert compile_schema(schema) is not compile_schema({"type": "object", "properties": {"y": {}}})
+
+
+def _ready(server: MCPServer) -> MCPServer:
+    server.handle(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}
+    )
+    server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert server.state is State.READY
+    return server
+
+
+def _call(server: MCPServer, name: str) -> dict[str, Any]:
+    reply = server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name}})
+    assert reply is not None
+    return reply
+
+
+def test_the_lattice_still_rejects_unknown_and_unlisted_tools_in_its_order() -> None:
+    server = _ready(MCPServer("s", allowed_tools=["ok"]))
+    server.add_tool("ok", lambda: "fine")
+    server.add_tool("hidden", lambda: "never")
+    assert [rule.name for rule in CALL_LATTICE] == ["unknown tool", "not allow-listed"]
+    assert _call(server, "nope")["error"]["code"] == METHOD_NOT_FOUND
+    assert _call(server, "hidden")["error"]["code"] == INVALID_REQUEST
+    assert _call(server, "ok")["result"] == {"content": [{"type": "text", "text": "fine"}]}
+    server.set_allowed_tools(None)
+    assert _call(server, "hidden")["result"]["content"][0]["text"] == "never"
+
+
+class _SlowDict(dict[str, Any]):
+    """A dict subclass: the envelope shortcut (``type(m) is dict``) never takes it."""
+
+
+_fields = st.one_of(
+    st.sampled_from(["2.0", "1.0", "ping", "tools/list", "tools/call", "initialize"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.floats(allow_nan=False),
+    st.just({}),
+    st.just({"name": "ok"}),
+    st.just([]),
+)
+
+
+@given(st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params", "result"]), _fields))
+def test_the_envelope_shortcut_answers_every_shape_as_the_full_checks_do(message: dict[str, Any]) -> None:
+    fast, slow = _ready(MCPServer("s")), _ready(MCPServer("s"))
+    for server in (fast, slow):
+        server.add_tool("ok", lambda: "fine")
+    assert fast.handle(copy.deepcopy(message)) == slow.handle(_SlowDict(copy.deepcopy(message)))
+    assert fast.state is slow.state

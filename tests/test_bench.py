@@ -1,0 +1,186 @@
+"""``harness bench``: the tidy table and its ratios, the summary, the CLI, and one quick real run.
+
+The table tests feed a made-up pytest-benchmark report (timings chosen so the
+ratios are easy to check by hand); no speed is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from conftest import HARNESS, REPO_ROOT
+
+from harness.bench.table import COLUMNS, markdown, summary, tag, tidy
+from harness.cli.bench import command
+from harness.errors import UserError
+
+
+def _bench(key: str, median: float, **info: Any) -> dict[str, Any]:
+    stats = {"median": median, "mean": median * 1.1, "stddev": median / 10, "min": median * 0.9, "rounds": 7}
+    return {
+        "name": f"test_{key}",
+        "stats": stats,
+        "extra_info": {"key": key, "group": "dispatch", "op": "tools/call", "layer": "x", **info},
+    }
+
+
+def _report(*benches: dict[str, Any]) -> dict[str, Any]:
+    return {"benchmarks": list(benches), "machine_info": {"python_version": "3.11"}, "datetime": "now"}
+
+
+REPORT = _report(
+    _bench("floor/tools/call/json", 1e-5, layer="floor", codec="json"),
+    _bench("transport/tools/call/json", 2e-5, layer="transport", codec="json", floor="floor/tools/call/json"),
+    _bench(
+        "client/tools/call/json",
+        4e-5,
+        layer="client",
+        codec="json",
+        floor="floor/tools/call/json",
+        peer="official/tools/call",
+    ),
+    _bench("official/tools/call", 0.05, layer="official", batch=50),
+    _bench("transport/tools/call/orjson", 1e-5, layer="transport", codec="orjson", floor="floor/missing"),
+    {"name": "test_untagged", "stats": {"median": 1.0}, "extra_info": {}},
+)
+
+
+class _FakeBenchmark:
+    def __init__(self) -> None:
+        self.extra_info: dict[str, Any] = {}
+
+
+def test_rates_come_from_the_median_and_the_batch_size() -> None:
+    df = tidy(REPORT).set_index("key")
+    assert df.loc["floor/tools/call/json", "ops_per_s"] == pytest.approx(1e5)
+    assert df.loc["official/tools/call", "ops_per_s"] == pytest.approx(1000.0)  # 50 calls per 0.05 s
+    assert df.loc["official/tools/call", "median_s"] == pytest.approx(0.001)
+
+
+def test_each_path_is_divided_by_its_floor_and_its_peer() -> None:
+    df = tidy(REPORT).set_index("key")
+    assert df.loc["transport/tools/call/json", "ratio_to_floor"] == pytest.approx(0.5)
+    assert df.loc["client/tools/call/json", "ratio_to_floor"] == pytest.approx(0.25)
+    assert df.loc["client/tools/call/json", "ratio_to_official_sdk"] == pytest.approx(25.0)
+
+
+def test_a_missing_floor_gives_no_ratio_rather_than_a_wrong_one() -> None:
+    df = tidy(REPORT).set_index("key")
+    assert math.isnan(df.loc["transport/tools/call/orjson", "ratio_to_floor"])
+    assert math.isnan(df.loc["floor/tools/call/json", "ratio_to_official_sdk"])
+
+
+def test_untagged_benchmarks_stay_out_and_the_columns_are_fixed() -> None:
+    df = tidy(REPORT)
+    assert len(df) == 5
+    assert tuple(df.columns) == COLUMNS
+
+
+def test_two_benchmarks_with_one_key_are_refused() -> None:
+    with pytest.raises(ValueError, match="share the key"):
+        tidy(_report(_bench("a", 1.0), _bench("a", 2.0)))
+
+
+def test_tag_refuses_unknown_and_missing_fields() -> None:
+    with pytest.raises(ValueError, match="unknown benchmark tag"):
+        tag(_FakeBenchmark(), key="k", group="g", op="o", layer="l", speed=3)
+    with pytest.raises(ValueError, match="missing: layer"):
+        tag(_FakeBenchmark(), key="k", group="g", op="o")
+    bench = _FakeBenchmark()
+    tag(bench, key="k", group="g", op="o", layer="l", codec="json")
+    assert bench.extra_info == {"key": "k", "group": "g", "op": "o", "layer": "l", "codec": "json"}
+
+
+def test_the_summary_names_the_two_headline_ratios_and_judges_the_targets() -> None:
+    info = summary(tidy(REPORT))
+    assert info["ratio_to_floor"] == pytest.approx(0.5)
+    assert info["ratio_to_official_sdk"] == pytest.approx(25.0)
+    targets = {t["key"]: t for t in info["targets"]}
+    assert targets["transport/tools/call/json"]["met"] is False  # 0.5 < 0.6
+    assert targets["client/tools/call/json"]["met"] is False  # 25 < 40
+    assert (
+        targets["sessions/scripted-20"]["measured"] is None and targets["sessions/scripted-20"]["met"] is None
+    )
+    json.dumps(info)  # the --format json object must serialize
+
+
+def test_markdown_shows_the_rate_and_ratios_of_each_row() -> None:
+    text = markdown(tidy(REPORT), keys=("transport/tools/call/json", "not/run"))
+    assert "| `transport/tools/call/json` | 50 k/s | 0.5 |  |" in text
+    assert "not/run" not in text
+
+
+def test_the_cli_rebuilds_table_summary_and_plots_from_a_report(tmp_path: Path) -> None:
+    report = tmp_path / "in.json"
+    report.write_text(json.dumps(REPORT))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(command, ["--from-json", str(report), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert printed["ratio_to_floor"] == pytest.approx(0.5) and printed["out"] == str(out)
+    assert list(pd.read_parquet(out / "bench.parquet")["key"]) == list(pd.read_csv(out / "bench.csv")["key"])
+    assert len(pd.read_csv(out / "bench.csv")) == 5
+    assert (out / "tools_call_per_codec.png").stat().st_size > 0
+    assert (out / "ratio_to_official_sdk.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "cannot read benchmark JSON"),
+        ('{"x": 1}', "not a pytest-benchmark JSON"),
+        ('{"benchmarks": []}', "no tagged"),
+    ],
+)
+def test_a_bad_report_is_one_clear_error(tmp_path: Path, content: str, message: str) -> None:
+    report = tmp_path / "in.json"
+    report.write_text(content)
+    result = CliRunner().invoke(command, ["--from-json", str(report), "--out", str(tmp_path / "o")])
+    assert isinstance(result.exception, UserError) and message in str(result.exception)
+
+
+def test_from_json_and_quick_do_not_mix(tmp_path: Path) -> None:
+    result = CliRunner().invoke(command, ["--from-json", str(tmp_path / "x.json"), "--quick"])
+    assert isinstance(result.exception, UserError)
+
+
+@pytest.mark.slow
+def test_a_quick_run_of_a_few_cases_writes_every_file_and_one_json_object(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    select = "test_transport_tools_call or (test_floor and call) or test_client_tools_call"
+    proc = subprocess.run(
+        [*HARNESS, "bench", "--quick", "-k", select, "--out", str(out), "--format", "json"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)
+    assert printed["ratio_to_floor"] > 0
+    assert printed["ratio_to_official_sdk"] is None  # the official SDK was not selected
+    for name in ("benchmark.json", "bench.csv", "bench.parquet", "summary.json", "summary.md", "pytest.log"):
+        assert (out / name).is_file(), name
+    keys = set(pd.read_csv(out / "bench.csv")["key"])
+    assert {"floor/tools/call/json", "transport/tools/call/json", "client/tools/call/json"} <= keys
+
+
+def test_a_selection_that_matches_nothing_is_a_user_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*HARNESS, "bench", "--quick", "-k", "no_such_benchmark", "--out", str(tmp_path / "b")],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip().splitlines()[-1] == "harness: error: no benchmark matches -k 'no_such_benchmark'"
+    )
