@@ -33,7 +33,7 @@ import json
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import IO, Any
 
 from harness.catalogue import CATALOGUE, World
@@ -470,8 +470,6 @@ class _Session:
 
 
 def _with_notifications(obs: Observation, methods: tuple[str, ...]) -> Observation:
-    from dataclasses import replace
-
     return replace(obs, notifications=obs.notifications + methods)
 
 

@@ -113,7 +113,7 @@ def test_the_summary_names_the_two_headline_ratios_and_judges_the_targets() -> N
 
 def test_markdown_shows_the_rate_and_ratios_of_each_row() -> None:
     text = markdown(tidy(REPORT), keys=("transport/tools/call/json", "not/run"))
-    assert "| `transport/tools/call/json` | 50 k/s | 0.5 |  |" in text
+    assert "| `transport/tools/call/json` | 50 k/s | 0.5 |  |  |" in text
     assert "not/run" not in text
 
 

@@ -14,6 +14,7 @@ pytest-benchmark, and :mod:`harness.bench.table` reads what it measured.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Iterator, Sequence
@@ -285,16 +286,16 @@ def official_server() -> Any:
     return server
 
 
-class OfficialClient:
-    """One official ``Client(server)`` connection held open on a loop in a thread.
+class HeldClient:
+    """One async MCP client connection held open on an event loop in a thread.
 
-    ``calls(n)`` runs n tools/call on it and returns when all are answered;
-    ``close()`` leaves the client's context and stops the loop.
+    ``connect()`` returns the async context manager of a client with an async
+    ``call_tool(name, arguments)`` (the official SDK's ``Client(server)``,
+    FastMCP's ``Client(server)``). ``calls(n)`` runs n tools/call on it and
+    returns when all are answered; ``close()`` leaves the context and stops the loop.
     """
 
-    def __init__(self, server: Any, mode: str = "auto") -> None:
-        from mcp import Client
-
+    def __init__(self, connect: Callable[[], Any]) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -303,14 +304,14 @@ class OfficialClient:
         ready = threading.Event()
 
         async def hold() -> None:
-            async with Client(server, mode=mode) as client:
+            async with connect() as client:
                 self._client = client
                 ready.set()
                 await self._stop.wait()
 
         self._held = asyncio.run_coroutine_threadsafe(hold(), self._loop)
         if not ready.wait(30):
-            raise RuntimeError("the official client did not connect")
+            raise RuntimeError("the client did not connect")
 
     def _run(self, coro: Coroutine[Any, Any, object]) -> object:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(60)
@@ -330,6 +331,26 @@ class OfficialClient:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(30)
         self._loop.close()
+
+
+def official_client(server: Any, mode: str = "auto") -> HeldClient:
+    """The official SDK's in-process ``Client(server)``, held open."""
+    from mcp import Client
+
+    return HeldClient(lambda: Client(server, mode=mode))
+
+
+def fastmcp_client() -> HeldClient:
+    """FastMCP's in-memory ``Client(server)`` on the lab's ``add`` (ImportError without fastmcp)."""
+    fastmcp: Any = importlib.import_module("fastmcp")
+    server = fastmcp.FastMCP("bench-fastmcp")
+
+    def add(x: int, y: int) -> str:
+        """Add two integers."""
+        return str(x + y)
+
+    server.tool(add)
+    return HeldClient(lambda: fastmcp.Client(server))
 
 
 def official_session(server: Any, runner: asyncio.Runner, mode: str = "auto") -> Op:

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from harness import __version__
-from harness.errors import UserError
+from harness.errors import UserError, unknown_name
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("harness.cli.serve", "Serve the demo lab (or a fixture) over stdio or HTTP."),
@@ -35,6 +35,13 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in COMMANDS if _available(name))
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in COMMANDS and not args[0].startswith("-"):
+            ctx.fail(str(unknown_name("command", args[0], self.list_commands(ctx))))
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from harness.cli.choices import NameChoice
 from harness.errors import UserError
 from harness.protocol.runner import DEFAULT_CALL_TIMEOUT, ThreadedRunner
 from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES, MCPServer
@@ -17,7 +18,7 @@ from harness.protocol.strategies import STRATEGIES
 @click.option("--demo", is_flag=True, help="Serve the reference lab (add, weather, delete_db).")
 @click.option(
     "--strategy",
-    type=click.Choice(STRATEGIES),
+    type=NameChoice("strategy", STRATEGIES),
     default="is_error",
     show_default=True,
     help="How a raising tool is reported (tool_errors).",

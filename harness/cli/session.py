@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from harness.cli.choices import NameChoice
+from harness.errors import UserError
 from harness.host import HOSTS
 from harness.protocol.codecs import CODECS
 from harness.protocol.strategies import STRATEGIES
@@ -30,12 +32,12 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
 @click.option(
     "--agent", "agent_name", default="reader", show_default=True, help="Scripted agent (harness list)."
 )
-@click.option("--strategy", type=click.Choice(STRATEGIES), default="is_error", show_default=True)
+@click.option("--strategy", type=NameChoice("strategy", STRATEGIES), default="is_error", show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option(
     "--host",
     "host_mode",
-    type=click.Choice(HOSTS),
+    type=NameChoice("host", HOSTS),
     default="typical",
     show_default=True,
     help="What reaches the agent of an RPC error: the code (typical) or code and message.",
@@ -64,15 +66,18 @@ def command(
 
     buffer = io.BytesIO() if trace_to is not None else None
     result = run_session(scenario, agent_name, strategy, seed, codec, buffer, host=host_mode)
-    if buffer is not None:
+    if buffer is not None and trace_to is not None:
         data = buffer.getvalue()
         if trace_to == "-":
             sys.stdout.flush()
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
         else:
-            with open(trace_to or "", "wb") as fh:
-                fh.write(data)
+            try:
+                with open(trace_to, "wb") as fh:
+                    fh.write(data)
+            except OSError as exc:
+                raise UserError(f"{trace_to}: cannot write the trace: {exc.strerror or exc}") from None
     row = result.to_row()
     if as_json:
         click.echo(json.dumps(_jsonable(row), allow_nan=False))

@@ -36,7 +36,7 @@ def runner() -> Iterator[asyncio.Runner]:
 
 @pytest.mark.parametrize("peer", list(MODES))
 def test_official_tools_call(benchmark: BenchmarkFixture, official_server: object, peer: str) -> None:
-    client = w.OfficialClient(official_server, MODES[peer])
+    client = w.official_client(official_server, MODES[peer])
     try:
         tag(
             benchmark,
@@ -78,4 +78,16 @@ def test_our_session(benchmark: BenchmarkFixture, codec: str) -> None:
 
 def test_fastmcp_tools_call(benchmark: BenchmarkFixture) -> None:
     pytest.importorskip("fastmcp", reason="FastMCP is not installed")
-    pytest.skip("FastMCP is installed but its benchmark is not written yet")
+    client = w.fastmcp_client()
+    try:
+        tag(
+            benchmark,
+            key="fastmcp/tools/call",
+            group="peers",
+            op="tools/call",
+            layer="fastmcp",
+            batch=w.OFFICIAL_BATCH,
+        )
+        benchmark(client.calls)
+    finally:
+        client.close()

@@ -76,6 +76,7 @@ BROKEN = (
         (["session", "{missing}"], "no such scenario file"),
         (["session", "flaky_weather", "--strategy", "ignore"], "ignore"),
         (["session", "flaky_weather", "--seed", "-3"], "-3"),
+        (["session", "flaky_weather", "--trace", "{missing}/dir/t.jsonl"], "cannot write the trace"),
     ],
 )
 def test_user_errors_are_one_line_and_exit_2(

@@ -107,7 +107,7 @@ def _junk(rng: Draws) -> Any:
         # where parsing depends on the caller's stack depth: well below it, or far past it.
         # A placeholder here; :func:`_deepen` writes the brackets into the text, so that
         # no Python structure this deep is ever built, copied or dumped by the generator.
-        depth = rng.between(1, 600) if rng.random() < 0.7 else rng.between(1500, 6000)
+        depth = rng.between(1, 600) if rng.random() < 0.8 else rng.between(1500, 4000)
         return f"__deep{depth}{'[' if rng.random() < 0.5 else '{'}__"
     if pick == 1:
         return {str(i): SCALARS[rng.below(len(SCALARS))] for i in range(rng.below(8))}
@@ -116,7 +116,7 @@ def _junk(rng: Draws) -> Any:
     if pick == 3:
         return "".join(chr(rng.below(0x2FFF)) for _ in range(rng.below(40)))
     if pick == 4:
-        return "x" * rng.below(20_000)
+        return "x" * rng.below(4_000)
     return SCALARS[rng.below(len(SCALARS))]
 
 
