@@ -29,7 +29,14 @@ def fake_loader(source: str, params: tuple[tuple[str, Any], ...]) -> Any:
 
 
 def fake_session(
-    scenario: Any, agent: str, strategy: str, seed: int, *, codec: str = "json", trace: Any = None, host: str = "typical"
+    scenario: Any,
+    agent: str,
+    strategy: str,
+    seed: int,
+    *,
+    codec: str = "json",
+    trace: Any = None,
+    host: str = "typical",
 ) -> FakeResult:
     name, params = scenario
     if agent == "crasher" and seed % 3 == 1:
@@ -60,3 +67,36 @@ def fake_session(
             "wall_time_s": time.perf_counter() % 1,
         }
     )
+
+
+def kill_grid() -> Any:
+    """The grid that the kill-and-resume tests interrupt: 300 quick fake sessions."""
+    from harness.grid import Grid
+
+    return Grid(
+        ("s1", "s2"), ("sleeper", "a"), ("is_error", "masked", "collapse"), ("typical",), tuple(range(25))
+    )
+
+
+def fake_options() -> Any:
+    from harness.batch import SessionOptions
+
+    return SessionOptions(session_fn="harness.fakes:fake_session", loader="harness.fakes:fake_loader")
+
+
+def main(argv: list[str]) -> None:
+    """``python -m harness.fakes OUT``: run (or resume, if OUT has a manifest) the kill grid serially."""
+    from pathlib import Path
+
+    from harness.batch import run_batch
+
+    out = Path(argv[0])
+    run_batch(
+        kill_grid(), out, executor="serial", options=fake_options(), resume=(out / "manifest.json").exists()
+    )
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])

@@ -25,6 +25,8 @@ from harness.analysis import compare, param_columns
 
 STRATEGY_ORDER = ("is_error", "masked", "collapse", "escape")
 COLORS = {"is_error": "#2a9d8f", "masked": "#e9c46a", "collapse": "#e76f51", "escape": "#6d597a"}
+# Strategies that give identical outcomes draw identical lines; styles keep each one visible.
+STYLES = {"is_error": ("-", "o"), "masked": ("--", "s"), "collapse": (":", "^"), "escape": ("-.", "D")}
 
 
 def _strategies(df: pd.DataFrame) -> list[str]:
@@ -32,9 +34,7 @@ def _strategies(df: pd.DataFrame) -> list[str]:
     return [s for s in STRATEGY_ORDER if s in present] + sorted(present - set(STRATEGY_ORDER))
 
 
-def _bars(
-    ax: Axes, table: pd.DataFrame, groups: list[str], value: str, lo: str, hi: str, label: str
-) -> None:
+def _bars(ax: Axes, table: pd.DataFrame, groups: list[str], value: str, lo: str, hi: str, label: str) -> None:
     strategies = _strategies(table)
     width = 0.8 / max(1, len(strategies))
     x = np.arange(len(groups))
@@ -105,7 +105,10 @@ def success_vs_sweep(df: pd.DataFrame, run: str) -> Figure | None:
     for strategy in _strategies(table):
         sub = table[table.strategy == strategy].sort_values(param)
         x = sub[param].to_numpy(dtype=float)
-        ax.plot(x, sub.success_rate, marker="o", label=strategy, color=COLORS.get(strategy))
+        line, marker = STYLES.get(strategy, ("-", "o"))
+        ax.plot(
+            x, sub.success_rate, linestyle=line, marker=marker, label=strategy, color=COLORS.get(strategy)
+        )
         ax.fill_between(x, sub.success_lo.to_numpy(dtype=float), sub.success_hi.to_numpy(dtype=float),
                         alpha=0.15, color=COLORS.get(strategy))  # fmt: skip
     ax.set_xlabel(param)

@@ -82,7 +82,9 @@ def test_pairs_are_matched_on_seed_not_on_position() -> None:
 def test_groups_are_separate_and_swept_parameters_become_groups() -> None:
     a = table([True] * 4, [False] * 4, agent="reader")
     b = table([False] * 4, [False] * 4, agent="naive")
-    df = pd.concat([a.assign(**{"faults.rate": 0.1}), b.assign(**{"faults.rate": 0.1}), a.assign(**{"faults.rate": 0.4})])
+    df = pd.concat(
+        [a.assign(**{"faults.rate": 0.1}), b.assign(**{"faults.rate": 0.1}), a.assign(**{"faults.rate": 0.4})]
+    )
     out = compare(df, by=("agent",))
     assert set(out.columns) >= {"agent", "faults.rate", "strategy"}
     assert len(out) == 6

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -16,10 +15,13 @@ import pytest
 
 from harness.batch import SessionOptions, run_batch
 from harness.errors import UserError
+from harness.fakes import fake_options, kill_grid
 from harness.grid import Grid
 from harness.results import ResultsDir
 
-FAKE = SessionOptions(session_fn="harness.fakes:fake_session", loader="harness.fakes:fake_loader", traces=True)
+FAKE = SessionOptions(
+    session_fn="harness.fakes:fake_session", loader="harness.fakes:fake_loader", traces=True
+)
 
 
 def grid(agents: tuple[str, ...] = ("a", "b"), seeds: int = 6) -> Grid:
@@ -98,43 +100,26 @@ def test_resume_with_another_grid_is_refused(tmp_path: Path) -> None:
         run_batch(grid(seeds=3), tmp_path / "run", executor="serial", options=FAKE, resume=True)
 
 
-KILLABLE = textwrap.dedent(
-    """
-    import sys
-    from pathlib import Path
-    from harness.batch import SessionOptions, run_batch
-    from harness.grid import Grid
-    grid = Grid(("s1", "s2"), ("sleeper",), ("is_error", "masked", "collapse"), ("typical",), tuple(range(40)))
-    opts = SessionOptions(session_fn="harness.fakes:fake_session", loader="harness.fakes:fake_loader")
-    run_batch(grid, Path(sys.argv[1]), executor="serial", options=opts, resume=sys.argv[2] == "resume")
-    """
-)
-
-
 def _chunks(path: Path) -> int:
     return len(list((path / "chunks").glob("part-*.parquet")))
 
 
 def test_resume_after_sigkill_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    script = tmp_path / "killable.py"
-    script.write_text(KILLABLE)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    proc = subprocess.Popen([sys.executable, str(script), str(run), "new"], env=env)
+    runner = [sys.executable, "-m", "harness.fakes", str(run)]
+    proc = subprocess.Popen(runner, env=env)
     deadline = time.monotonic() + 60
     while _chunks(run) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     kept = ResultsDir.open(run).read_rows()
-    assert 0 < len(kept) < 240, "the kill should land mid-batch"
-    subprocess.run([sys.executable, str(script), str(run), "resume"], env=env, check=True)
+    assert 0 < len(kept) < len(kill_grid()), "the kill should land mid-batch"
+    subprocess.run(runner, env=env, check=True)
     final = pd.read_parquet(run / "sessions.parquet")
     reference = run_batch(
-        Grid(("s1", "s2"), ("sleeper",), ("is_error", "masked", "collapse"), ("typical",), tuple(range(40))),
-        tmp_path / "reference",
-        executor="serial",
-        options=SessionOptions(session_fn="harness.fakes:fake_session", loader="harness.fakes:fake_loader"),
+        kill_grid(), tmp_path / "reference", executor="serial", options=fake_options()
     ).frame
     assert reference is not None
     pd.testing.assert_frame_equal(stable(final), stable(reference))

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -14,38 +13,25 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.batch import SessionOptions, run_batch
+from harness.batch import run_batch
+from harness.fakes import fake_options, kill_grid
 from harness.grid import Grid
 from harness.results import ResultsDir
 
-GRID = Grid(("s1", "s2"), ("sleeper", "a"), ("is_error", "masked", "collapse"), ("typical",), tuple(range(25)))
-OPTS = SessionOptions(session_fn="harness.fakes:fake_session", loader="harness.fakes:fake_loader")
-
-SCRIPT = textwrap.dedent(
-    """
-    import sys
-    from pathlib import Path
-    from harness.batch import SessionOptions, run_batch
-    from harness.grid import Grid
-    grid = Grid(("s1", "s2"), ("sleeper", "a"), ("is_error", "masked", "collapse"), ("typical",), tuple(range(25)))
-    opts = SessionOptions(session_fn="harness.fakes:fake_session", loader="harness.fakes:fake_loader")
-    out = Path(sys.argv[1])
-    run_batch(grid, out, executor="serial", options=opts, resume=(out / "manifest.json").exists())
-    """
-)
+GRID = kill_grid()
+OPTS = fake_options()
+RUNNER = [sys.executable, "-m", "harness.fakes"]
 
 
 @pytest.mark.slow
 def test_twenty_random_kills_then_resume_equal_an_uninterrupted_run(tmp_path: Path) -> None:
-    script = tmp_path / "runner.py"
-    script.write_text(SCRIPT)
     run = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     rng = np.random.default_rng(20)
     seen: pd.DataFrame | None = None
     kills = 0
     for delay in rng.uniform(0.0, 0.8, size=20):
-        proc = subprocess.Popen([sys.executable, str(script), str(run)], env=env)
+        proc = subprocess.Popen([*RUNNER, str(run)], env=env)
         # wait until the runner has the manifest (imports done), then a random extra delay
         t0 = time.monotonic()
         while not (run / "manifest.json").exists() and proc.poll() is None and time.monotonic() - t0 < 30:
@@ -64,7 +50,7 @@ def test_twenty_random_kills_then_resume_equal_an_uninterrupted_run(tmp_path: Pa
             assert (merged.wall_time_s == merged.wall_time_s_now).all()
         seen = now
     assert kills >= 10, "most of the kills should land while the batch runs"
-    subprocess.run([sys.executable, str(script), str(run)], env=env, check=True)
+    subprocess.run([*RUNNER, str(run)], env=env, check=True)
     final = pd.read_parquet(run / "sessions.parquet")
     reference = run_batch(GRID, tmp_path / "reference", executor="serial", options=OPTS).frame
     assert reference is not None
@@ -72,9 +58,14 @@ def test_twenty_random_kills_then_resume_equal_an_uninterrupted_run(tmp_path: Pa
 
 
 def test_a_corrupt_chunk_is_a_clear_error(tmp_path: Path) -> None:
-    run_batch(Grid(("s1",), ("a",), ("is_error",), ("typical",), (0, 1)), tmp_path / "run", options=OPTS, executor="serial")
+    run_batch(
+        Grid(("s1",), ("a",), ("is_error",), ("typical",), (0, 1)),
+        tmp_path / "run",
+        options=OPTS,
+        executor="serial",
+    )
     (tmp_path / "run" / "chunks" / "part-bad.parquet").write_bytes(b"not parquet at all")
     from harness.errors import UserError
 
-    with pytest.raises(UserError, match="part-bad.parquet: corrupt results file"):
+    with pytest.raises(UserError, match=r"part-bad\.parquet: corrupt results file"):
         ResultsDir.open(tmp_path / "run").read_rows()

@@ -19,11 +19,15 @@ def test_analysis_notebook_executes_on_a_small_run(tmp_path: Path, monkeypatch: 
     from harness.scenario import list_scenarios
 
     run = tmp_path / "run"
-    grid = Grid(tuple(list_scenarios()[:2]), ("naive", "reader"), ("is_error", "collapse"), ("typical",), (0, 1, 2))
+    grid = Grid(
+        tuple(list_scenarios()[:2]), ("naive", "reader"), ("is_error", "collapse"), ("typical",), (0, 1, 2)
+    )
     run_batch(grid, run, executor="serial", options=SessionOptions())
     monkeypatch.setenv("HARNESS_RESULTS", str(run))
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]

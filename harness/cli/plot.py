@@ -16,12 +16,13 @@ from harness.errors import UserError
 )
 def command(directory: Path, out: Path | None) -> None:
     """Success and recovery by strategy, steps to recover, sweeps, agent x strategy heat map."""
-    from harness.plots import draw_all
     from harness.results import load_sessions
 
     df = load_sessions(directory)
     if df.empty:
         raise UserError(f"{directory}: no finished sessions yet")
+    from harness.plots import draw_all  # matplotlib is slow to import: only once the input is good
+
     target = out or (directory / "plots")
     try:
         target.mkdir(parents=True, exist_ok=True)

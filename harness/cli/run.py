@@ -12,7 +12,7 @@ import click
 from harness.errors import UserError, unknown_name
 from harness.grid import Grid, parse_sets, split_names
 
-DEFAULT_SEEDS = 25
+DEFAULT_SEEDS = 100
 HOSTS = ("typical", "transparent")
 
 

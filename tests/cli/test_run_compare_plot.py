@@ -29,8 +29,20 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs") / "small"
     scenarios = list_scenarios()[:3]
     args = [*scenarios, "--agents", "naive,reader", "--strategies", "is_error,collapse,escape"]
-    args += ["--seeds", "4", "--out", str(out), "--executor", "serial", "--traces", "--set", "faults.rate=0,0.5"]
-    proc = subprocess.run([sys.executable, "-m", "harness.cli.main", "run", *args], capture_output=True, text=True)
+    args += [
+        "--seeds",
+        "4",
+        "--out",
+        str(out),
+        "--executor",
+        "serial",
+        "--traces",
+        "--set",
+        "faults.rate=0,0.5",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli.main", "run", *args], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert "strategy comparison" in proc.stdout
     return out
@@ -44,7 +56,16 @@ def test_run_writes_a_tidy_table_manifest_and_traces(small_run: Path) -> None:
     assert set(df["faults.rate"]) == {0, 0.5}
     assert (df[df.strategy == "escape"].status.isin(["wedged", "ok"])).all()
     manifest = json.loads((small_run / "manifest.json").read_text())
-    for key in ("harness_version", "git_sha", "protocol_version", "codec", "grid", "packages", "started", "finished"):
+    for key in (
+        "harness_version",
+        "git_sha",
+        "protocol_version",
+        "codec",
+        "grid",
+        "packages",
+        "started",
+        "finished",
+    ):
         assert key in manifest
     assert len(list((small_run / "traces").glob("*.jsonl"))) == len(df)
 
@@ -90,7 +111,9 @@ def test_plot_writes_pngs(small_run: Path, tmp_path: Path, capsys: pytest.Captur
     ],
     ids=["agent", "strategy", "scenario", "set", "scheduler", "compare-dir", "plot-dir"],
 )
-def test_user_errors_exit_2_with_one_line(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_user_errors_exit_2_with_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = cli(args, capsys)
     assert code == 2
     assert message in err

@@ -26,27 +26,71 @@ import numpy as np
 from harness.protocol import LATEST_VERSION
 
 BASE_MESSAGES: tuple[dict[str, Any], ...] = (
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": LATEST_VERSION, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LATEST_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "fuzz", "version": "0"},
+        },
+    },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "ping"},
     {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
     {"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"cursor": "dG9vbHM6MQ=="}},
-    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "add", "arguments": {"x": 2, "y": 3}}},
-    {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Oslo"}}},
-    {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Mars"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"x": 2, "y": 3}},
+    },
+    {
+        "jsonrpc": "2.0",
+        "id": 6,
+        "method": "tools/call",
+        "params": {"name": "weather", "arguments": {"city": "Oslo"}},
+    },
+    {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "weather", "arguments": {"city": "Mars"}},
+    },
     {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "delete_db", "arguments": {}}},
-    {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "echo", "arguments": {"value": [1, {"a": "b"}]}}},
-    {"jsonrpc": "2.0", "id": "s-10", "method": "tools/call",
-     "params": {"name": "add", "arguments": {"x": 1, "y": 1}, "_meta": {"progressToken": "p"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"value": [1, {"a": "b"}]}},
+    },
+    {
+        "jsonrpc": "2.0",
+        "id": "s-10",
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"x": 1, "y": 1}, "_meta": {"progressToken": "p"}},
+    },
     {"jsonrpc": "2.0", "id": 11, "method": "resources/list"},
     {"jsonrpc": "2.0", "id": 12, "method": "resources/read", "params": {"uri": "lab://readme"}},
     {"jsonrpc": "2.0", "id": 13, "method": "resources/templates/list"},
     {"jsonrpc": "2.0", "id": 14, "method": "prompts/list"},
-    {"jsonrpc": "2.0", "id": 15, "method": "prompts/get", "params": {"name": "greet", "arguments": {"name": "Ada"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 15,
+        "method": "prompts/get",
+        "params": {"name": "greet", "arguments": {"name": "Ada"}},
+    },
     {"jsonrpc": "2.0", "id": 16, "method": "logging/setLevel", "params": {"level": "info"}},
-    {"jsonrpc": "2.0", "id": 17, "method": "completion/complete",
-     "params": {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "A"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 17,
+        "method": "completion/complete",
+        "params": {
+            "ref": {"type": "ref/prompt", "name": "greet"},
+            "argument": {"name": "name", "value": "A"},
+        },
+    },
     {"jsonrpc": "2.0", "id": 18, "method": "resources/subscribe", "params": {"uri": "lab://readme"}},
     {"jsonrpc": "2.0", "id": 19, "method": "resources/unsubscribe", "params": {"uri": "lab://readme"}},
     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "user"}},
@@ -54,17 +98,44 @@ BASE_MESSAGES: tuple[dict[str, Any], ...] = (
     {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
     {"jsonrpc": "2.0", "id": 20, "result": {}},
     {"jsonrpc": "2.0", "id": 21, "error": {"code": -32601, "message": "no"}},
-)  # fmt: skip
+)
 """What a real client sends the demo lab (plus ``echo``), before any mutation."""
 
-METHODS: tuple[str, ...] = tuple(sorted({m["method"] for m in BASE_MESSAGES if "method" in m})) + (
-    "tools/nope", "", "TOOLS/LIST", "tools/call ", "rpc.discover", "sampling/createMessage", "\u0000", "é" * 3,
-)  # fmt: skip
+METHODS: tuple[str, ...] = (
+    *sorted({m["method"] for m in BASE_MESSAGES if "method" in m}),
+    "tools/nope",
+    "",
+    "TOOLS/LIST",
+    "tools/call ",
+    "rpc.discover",
+    "sampling/createMessage",
+    "\u0000",
+    "é" * 3,
+)
 
 HUGE_IDS: tuple[Any, ...] = (
-    2**53 + 1, -(2**63), 2**64, 10**100, -(10**300), 0, -1, "", "x" * 5000, "\ud800", "\u0000",
-    1.0, 1.5, -0.0, True, False, None, [], [1], {}, {"id": 1},
-)  # fmt: skip
+    2**53 + 1,
+    -(2**63),
+    2**64,
+    10**100,
+    -(10**300),
+    0,
+    -1,
+    "",
+    "x" * 5000,
+    "\ud800",
+    "\u0000",
+    1.0,
+    1.5,
+    -0.0,
+    True,
+    False,
+    None,
+    [],
+    [1],
+    {},
+    {"id": 1},
+)
 """Ids a peer may send: valid ones at the edges of int and str, and every invalid type."""
 
 SCALARS: tuple[Any, ...] = (None, True, False, 0, -1, 1.5, 1e308, -1e-308, 10**40, "", "x", "é\u2028", [], {})

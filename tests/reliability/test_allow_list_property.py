@@ -39,7 +39,10 @@ allow_lists = st.none() | st.sets(st.sampled_from((*NAMES, "other"))).map(sorted
 arguments = st.sampled_from([{"n": 1}, {"n": "one"}, {}, None])
 direct_call = st.tuples(st.just("call"), st.sampled_from(NAMES), arguments, st.booleans())
 relay_call = st.tuples(
-    st.just("relay"), st.sampled_from(NAMES), st.sampled_from([{"n": 1}, {"n": "one"}]), allow_lists | st.just("keep")
+    st.just("relay"),
+    st.sampled_from(NAMES),
+    st.sampled_from([{"n": 1}, {"n": "one"}]),
+    allow_lists | st.just("keep"),
 )
 revoke = st.tuples(st.just("allow"), allow_lists)
 operations = st.lists(st.one_of(direct_call, relay_call, revoke), max_size=25)
@@ -50,7 +53,10 @@ class Lab:
 
     def __init__(self, strategy: str, allowed: list[str] | None, threaded: bool) -> None:
         self.server = MCPServer(
-            "allow", allowed_tools=allowed, tool_errors=strategy, tool_runner=ThreadedRunner(10.0) if threaded else None
+            "allow",
+            allowed_tools=allowed,
+            tool_errors=strategy,
+            tool_runner=ThreadedRunner(10.0) if threaded else None,
         )
         self.executed: list[str] = []
         self.expected: list[str] = []
@@ -58,7 +64,11 @@ class Lab:
         for name in PLAIN:
             self.server.add_tool(name, self._plain(name), N_SCHEMA)
         self.server.add_tool("relay", self._relay, RELAY_SCHEMA)
-        init = {"protocolVersion": LATEST_VERSION, "capabilities": {}, "clientInfo": {"name": "p", "version": "0"}}
+        init = {
+            "protocolVersion": LATEST_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "p", "version": "0"},
+        }
         self.server.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
         self.server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -71,7 +81,7 @@ class Lab:
 
         return tool
 
-    def _relay(self, n: int, target: str, revoke: list[str] | None | str = "keep") -> str:
+    def _relay(self, n: int, target: str, revoke: list[str] | str | None = "keep") -> str:
         self.executed.append("relay")
         if revoke != "keep":
             self.server.set_allowed_tools(revoke)  # type: ignore[arg-type]
@@ -143,8 +153,13 @@ def test_no_disallowed_tool_ever_executes_and_every_allowed_call_does(
 
 def test_the_model_is_not_vacuous() -> None:
     lab = Lab("is_error", ["t0", "relay"], threaded=False)
-    for op in [("call", "t0", {"n": 1}, True), ("call", "t1", {"n": 1}, False),
-               ("relay", "t0", {"n": 1}, ["relay"]), ("call", "t0", {"n": 1}, True),
-               ("allow", None), ("call", "t1", {"n": 1}, True)]:  # fmt: skip
+    for op in [
+        ("call", "t0", {"n": 1}, True),
+        ("call", "t1", {"n": 1}, False),
+        ("relay", "t0", {"n": 1}, ["relay"]),
+        ("call", "t0", {"n": 1}, True),
+        ("allow", None),
+        ("call", "t1", {"n": 1}, True),
+    ]:
         lab.run(op)
     assert lab.executed == lab.expected == ["t0", "relay", "t1"]

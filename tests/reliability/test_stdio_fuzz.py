@@ -26,18 +26,29 @@ from harness.transports.stdio import serve_stdio
 SERVE = [sys.executable, "-m", "harness.cli.main", "serve", "--demo"]
 LIVE_LINES = 3_000
 INIT = {"protocolVersion": LATEST_VERSION, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}
-ADD = {"jsonrpc": "2.0", "id": "add", "method": "tools/call", "params": {"name": "add", "arguments": {"x": 2, "y": 3}}}
+ADD = {
+    "jsonrpc": "2.0",
+    "id": "add",
+    "method": "tools/call",
+    "params": {"name": "add", "arguments": {"x": 2, "y": 3}},
+}
 
 
 def start(*extra: str) -> StdioTransport:
     server = StdioTransport([*SERVE, *extra], timeout=20.0)
-    assert "result" in (server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}) or {})
+    assert "result" in (
+        server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}) or {}
+    )
     server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     return server
 
 
 def assert_healthy(server: StdioTransport) -> None:
-    assert server.send(ADD) == {"jsonrpc": "2.0", "id": "add", "result": {"content": [{"type": "text", "text": "5"}]}}
+    assert server.send(ADD) == {
+        "jsonrpc": "2.0",
+        "id": "add",
+        "result": {"content": [{"type": "text", "text": "5"}]},
+    }
     assert server.process.poll() is None
     assert server.garbage == [], f"non-JSON output lines: {server.garbage[:3]}"
     assert not any("Traceback" in line for line in server.stderr_lines), server.stderr_lines
@@ -104,7 +115,11 @@ def test_an_oversized_line_gets_invalid_request_and_the_next_line_is_served(
     server = start(*extra)
     try:
         server.write_raw(padded_ping(limit + 1 + limit // 4, id=1))
-        assert server.send({"jsonrpc": "2.0", "id": 2, "method": "ping"}) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert server.send({"jsonrpc": "2.0", "id": 2, "method": "ping"}) == {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {},
+        }
         server.write_raw(padded_ping(limit, id=3))
         assert server.wait_for(3, 20.0) == {"jsonrpc": "2.0", "id": 3, "result": {}}
         assert_healthy(server)

@@ -48,7 +48,11 @@ def fuzz_server(strategy: str = "is_error", *, handshake: bool = True) -> MCPSer
     server.add_tool("echo", echo, {"type": "object"}, "Echo the arguments.")
     server.set_allowed_tools([*(server.allowed_tools or ()), "echo"])
     if handshake:
-        init = {"protocolVersion": LATEST_VERSION, "capabilities": {}, "clientInfo": {"name": "f", "version": "0"}}
+        init = {
+            "protocolVersion": LATEST_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "f", "version": "0"},
+        }
         server.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
         server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
     return server
@@ -57,16 +61,28 @@ def fuzz_server(strategy: str = "is_error", *, handshake: bool = True) -> MCPSer
 def assert_still_usable(server: MCPServer) -> None:
     """Finish the handshake if the fuzz left it half done, then ``add`` must answer 5."""
     if server.state is State.NEW:
-        init = {"protocolVersion": LATEST_VERSION, "capabilities": {}, "clientInfo": {"name": "f", "version": "0"}}
-        assert "result" in json.loads(server.handle_text(json.dumps(
-            {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": init})) or "{}")
+        init = {
+            "protocolVersion": LATEST_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "f", "version": "0"},
+        }
+        assert "result" in json.loads(
+            server.handle_text(
+                json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": init})
+            )
+            or "{}"
+        )
     if server.state is State.INITIALIZING:
         assert server.handle_text('{"jsonrpc": "2.0", "method": "notifications/initialized"}') is None
-    call = {"jsonrpc": "2.0", "id": "after", "method": "tools/call",
-            "params": {"name": "add", "arguments": {"x": 2, "y": 3}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": "after",
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"x": 2, "y": 3}},
+    }
     reply = json.loads(server.handle_text(json.dumps(call)) or "null")
     assert reply == {"jsonrpc": "2.0", "id": "after", "result": {"content": [{"type": "text", "text": "5"}]}}
-    server.take_notifications()  # fmt: skip
+    server.take_notifications()
 
 
 def feed(server: MCPServer, data: bytes | str, where: str) -> dict[str, Any] | None:
@@ -121,14 +137,21 @@ MESSAGE_KEYS = st.fixed_dictionaries(
         "id": IDS,
         "method": st.sampled_from(METHODS) | st.text(max_size=20),
         "params": st.fixed_dictionaries(
-            {}, optional={"name": st.sampled_from(["add", "weather", "delete_db", "echo", "nope"]) | JSON,
-                          "arguments": st.dictionaries(st.sampled_from(["x", "y", "city", "value"]), JSON) | JSON,
-                          "uri": st.sampled_from(["lab://readme", "x"]) | JSON, "cursor": JSON, "level": JSON,
-                          "_meta": JSON}) | JSON,
+            {},
+            optional={
+                "name": st.sampled_from(["add", "weather", "delete_db", "echo", "nope"]) | JSON,
+                "arguments": st.dictionaries(st.sampled_from(["x", "y", "city", "value"]), JSON) | JSON,
+                "uri": st.sampled_from(["lab://readme", "x"]) | JSON,
+                "cursor": JSON,
+                "level": JSON,
+                "_meta": JSON,
+            },
+        )
+        | JSON,
         "result": JSON,
         "error": JSON,
     },
-)  # fmt: skip
+)
 """Message-shaped objects: the real vocabulary, any member missing, any value of any type."""
 
 SHARE = max(HYPOTHESIS_INPUTS // 4, settings.default.max_examples)
@@ -153,8 +176,12 @@ def test_message_shaped_objects_get_one_valid_reply_or_none(message: dict[str, A
 
 
 @settings(max_examples=SHARE)
-@given(base=st.sampled_from(BASE_MESSAGES), key=st.sampled_from(["id", "method", "params", "jsonrpc"]),
-       value=JSON | IDS, drop=st.booleans())  # fmt: skip
+@given(
+    base=st.sampled_from(BASE_MESSAGES),
+    key=st.sampled_from(["id", "method", "params", "jsonrpc"]),
+    value=JSON | IDS,
+    drop=st.booleans(),
+)
 def test_real_messages_with_one_member_replaced_or_dropped_get_one_valid_reply(
     base: dict[str, Any], key: str, value: Any, drop: bool
 ) -> None:
@@ -180,11 +207,16 @@ DEEP: list[tuple[str, str]] = [
     ("100k open brackets", "[" * 100_000),
     ("100k nested arrays", "[" * 100_000 + "]" * 100_000),
     ("100k nested objects", '{"a":' * 100_000 + "1" + "}" * 100_000),
-    ("deep params of a request", '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"a":' + "[" * 50_000
-     + "]" * 50_000 + "}}"),
-    ("deep arguments of a tool call", '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo",'
-     '"arguments":{"v":' + "[" * 5_000 + "]" * 5_000 + "}}}"),
-]  # fmt: skip
+    (
+        "deep params of a request",
+        '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"a":' + "[" * 50_000 + "]" * 50_000 + "}}",
+    ),
+    (
+        "deep arguments of a tool call",
+        '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo",'
+        '"arguments":{"v":' + "[" * 5_000 + "]" * 5_000 + "}}}",
+    ),
+]
 
 
 @pytest.mark.parametrize("text", [d[1] for d in DEEP], ids=[d[0] for d in DEEP])
@@ -200,7 +232,9 @@ def test_arguments_nested_within_the_parser_but_past_the_result_limit_are_a_tool
     server = fuzz_server()
     text = (
         '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"v":'
-        + "[" * 400 + "]" * 400 + "}}}"
+        + "[" * 400
+        + "]" * 400
+        + "}}}"
     )
     reply = feed(server, text, "deep result")
     assert reply is not None and reply["result"]["isError"] is True
