@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
-import hashlib
 import importlib
 import io
+import itertools
 import multiprocessing
 import os
 import platform
@@ -30,7 +30,7 @@ import subprocess
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -81,7 +81,11 @@ class BatchSummary:
     harness_errors: int
     seconds: float
     interrupted: bool = False
-    frame: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The finished rows, read from disk on demand (the run itself never holds them all)."""
+        return ResultsDir.open(self.out).read_rows()
 
 
 # -- the worker side ---------------------------------------------------------------
@@ -151,9 +155,10 @@ Finished = tuple[Sequence[Cell], list[Outcome]]
 """A finished task: its cells and their outcomes, in the same order."""
 
 
-def _serial(
-    tasks: list[list[Cell]], options: SessionOptions, workers: int, scheduler: str | None
-) -> Iterator[Finished]:
+Tasks = Iterator[list[Cell]]
+
+
+def _serial(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None) -> Iterator[Finished]:
     for task in tasks:
         yield task, run_cells(task, options)
 
@@ -162,53 +167,71 @@ def _died(cell: Cell, why: str) -> Outcome:
     return Outcome(error_row(cell), f"worker process died while running this session: {why}")
 
 
+def _halves(broken: list[list[Cell]]) -> list[list[Cell]]:
+    return [half for t in broken if len(t) > 1 for half in (t[: len(t) // 2], t[len(t) // 2 :])]
+
+
+def _window(workers: int) -> int:
+    """Tasks kept in flight: enough to keep workers busy, few enough that memory stays flat."""
+    return workers * 4
+
+
 def _process(
-    tasks: list[list[Cell]], options: SessionOptions, workers: int, scheduler: str | None
+    tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None
 ) -> Iterator[Finished]:
     ctx = multiprocessing.get_context("spawn")
-    queue: list[list[Cell]] = list(tasks)
+    source: Tasks = tasks
     isolate: list[list[Cell]] = []
-    while queue or isolate:
-        if queue:
-            broken: list[list[Cell]] = []
-            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                futures = {pool.submit(run_cells, task, options): task for task in queue}
-                try:
-                    for fut in cf.as_completed(futures):
-                        try:
-                            yield futures[fut], fut.result()
-                        except cf.process.BrokenProcessPool:
-                            broken.append(futures[fut])
-                except BaseException:
-                    for f in futures:
-                        f.cancel()
-                    raise
-            # A dying worker breaks every task in flight: halve them until each stands alone.
-            queue = [
-                half
-                for task in broken
-                if len(task) > 1
-                for half in (task[: len(task) // 2], task[len(task) // 2 :])
-            ]
-            isolate.extend(task for task in broken if len(task) == 1)
+    while True:
+        broken: list[list[Cell]] = []
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures: dict[cf.Future[list[Outcome]], list[Cell]] = {}
+            try:
+                for task in itertools.chain(source, [None]):
+                    if task is not None:
+                        futures[pool.submit(run_cells, task, options)] = task
+                    # drain down to the window (or to nothing, once the source is exhausted)
+                    limit = _window(workers) if task is not None else 0
+                    while len(futures) > limit:
+                        done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+                        for fut in done:
+                            cells = futures.pop(fut)
+                            try:
+                                yield cells, fut.result()
+                            except cf.process.BrokenProcessPool:
+                                broken.append(cells)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+        # A dying worker breaks every task in flight: halve them until each stands alone.
+        isolate.extend(t for t in broken if len(t) == 1)
+        halves = _halves(broken)
+        if halves:
+            source = iter(halves)
             continue
+        if not isolate:
+            return
         # One at a time in one worker: the first task that breaks the pool is the culprit.
-        with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-            futures_in_order = [pool.submit(run_cells, task, options) for task in isolate]
-            rest: list[list[Cell]] = []
-            for i, (fut, task) in enumerate(zip(futures_in_order, isolate, strict=True)):
-                try:
-                    yield task, fut.result()
-                except cf.process.BrokenProcessPool:
-                    yield task, [_died(task[0], "the worker process ended (os._exit, a signal or a crash)")]
-                    rest = isolate[i + 1 :]
-                    break
-        isolate = rest
+        while isolate:
+            with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+                in_order = [pool.submit(run_cells, t, options) for t in isolate]
+                rest: list[list[Cell]] = []
+                for i, (fut, task) in enumerate(zip(in_order, isolate, strict=True)):
+                    try:
+                        yield task, fut.result()
+                    except cf.process.BrokenProcessPool:
+                        yield (
+                            task,
+                            [_died(task[0], "the worker process ended (os._exit, a signal or a crash)")],
+                        )
+                        rest = isolate[i + 1 :]
+                        break
+            isolate = rest
+        return
 
 
-def _dask(
-    tasks: list[list[Cell]], options: SessionOptions, workers: int, scheduler: str | None
-) -> Iterator[Finished]:
+def _dask(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None) -> Iterator[Finished]:
     try:
         from distributed import Client, LocalCluster, as_completed
         from distributed.scheduler import KilledWorker
@@ -234,27 +257,38 @@ def _dask(
             )
             client = Client(cluster)
         with client:
-            queue = list(tasks)
-            while queue:
-                futures = [client.submit(run_cells, task, options, pure=False) for task in queue]
-                owner = {f.key: task for f, task in zip(futures, queue, strict=True)}
-                queue = []
-                for fut in as_completed(futures):
-                    task = owner[fut.key]
+            source: Tasks = tasks
+            while True:
+                owner: dict[Any, list[Cell]] = {}
+                pending = as_completed()
+                broken: list[list[Cell]] = []
+                for task in itertools.islice(source, _window(workers)):
+                    fut = client.submit(run_cells, task, options, pure=False)
+                    owner[fut.key] = task
+                    pending.add(fut)
+                for fut in pending:
+                    task = owner.pop(fut.key)
                     try:
                         yield task, fut.result()
                     except KilledWorker:
                         if len(task) == 1:
                             yield task, [_died(task[0], "dask reported the worker killed")]
                         else:
-                            mid = len(task) // 2
-                            queue.extend([task[:mid], task[mid:]])
+                            broken.append(task)
+                    nxt = next(source, None)
+                    if nxt is not None:
+                        new = client.submit(run_cells, nxt, options, pure=False)
+                        owner[new.key] = nxt
+                        pending.add(new)
+                if not broken:
+                    return
+                source = iter(_halves(broken))
     finally:
         if cluster is not None:
             cluster.close()
 
 
-_EXECUTORS: dict[str, Callable[[list[list[Cell]], SessionOptions, int, str | None], Iterator[Finished]]] = {
+_EXECUTORS: dict[str, Callable[[Tasks, SessionOptions, int, str | None], Iterator[Finished]]] = {
     "serial": _serial,
     "process": _process,
     "dask": _dask,
@@ -307,21 +341,28 @@ def default_out(root: Path = Path("results")) -> Path:
     return path
 
 
-def fault_schedule_digest(df: pd.DataFrame, keys: Sequence[str]) -> str:
-    """One hash over every (scenario, agent, seed, params) fault schedule of the run."""
-    if "fault_schedule_hash" not in df.columns or df.empty:
-        return ""
-    cols = [k for k in keys if k != "strategy" and k != "host"]
-    sub = df[[*cols, "fault_schedule_hash"]].dropna().astype(str).drop_duplicates().sort_values([*cols])
-    h = hashlib.sha256()
-    for values in sub.itertuples(index=False, name=None):
-        h.update("\x1f".join(values).encode() + b"\n")
-    return h.hexdigest()
+def _tasks(grid: Grid, done: set[tuple[Any, ...]], size: int) -> Iterator[list[Cell]]:
+    """Cells still to run, in grid order, cut into tasks of at most ``size`` that never span a gap.
+
+    A task is a run of consecutive grid positions, so every chunk file covers one
+    contiguous range and sorting chunks by their first position gives grid order.
+    """
+    task: list[Cell] = []
+    last = -2
+    for index, cell in enumerate(grid.iter_cells()):
+        if done and cell.key() in done:
+            continue
+        if task and (len(task) >= size or index != last + 1):
+            yield task
+            task = []
+        task.append(cell)
+        last = index
+    if task:
+        yield task
 
 
-def _chunk(cells: list[Cell], workers: int) -> list[list[Cell]]:
-    size = max(1, min(100, len(cells) // max(1, workers * 8)))
-    return [cells[i : i + size] for i in range(0, len(cells), size)]
+def task_size(remaining: int, workers: int) -> int:
+    return max(1, min(100, remaining // max(1, workers * 8)))
 
 
 ProgressFn = Callable[[int], None]
@@ -379,13 +420,15 @@ def run_batch(
             },
         )
         done = set()
-    cells = [c for c in grid.cells() if c.key() not in done]
-    advance = progress(len(grid), len(grid) - len(cells)) if progress else None
+    remaining = len(grid) - len(done)
+    advance = progress(len(grid), len(done)) if progress else None
     ran = errors = 0
     interrupted = False
+    tasks = _tasks(grid, done, task_size(remaining, workers))
+    del done
     try:
-        for task, outcomes in _EXECUTORS[executor](_chunk(cells, workers), options, workers, scheduler):
-            results.write_chunk([o.row for o in outcomes])
+        for task, outcomes in _EXECUTORS[executor](tasks, options, workers, scheduler):
+            results.write_chunk([o.row for o in outcomes], first=grid.index(task[0]))
             failed = [
                 (cell.label(), o.error) for cell, o in zip(task, outcomes, strict=True) if o.error is not None
             ]
@@ -400,18 +443,9 @@ def run_batch(
                 advance(len(outcomes))
     except KeyboardInterrupt:
         interrupted = True
-    df = results.read_rows()
     if not interrupted:
-        df = results.consolidate()
-        results.manifest.update(
-            {
-                "status": "complete",
-                "finished": _now(),
-                "sessions": len(df),
-                "harness_errors": int((df["status"] == "harness_error").sum()) if "status" in df else 0,
-                "fault_schedule_hash": fault_schedule_digest(df, results.key_columns()),
-            }
-        )
+        stats = results.consolidate()
+        results.manifest.update({"status": "complete", "finished": _now(), **stats})
     else:
         results.manifest["status"] = "interrupted"
     results.write_manifest()
@@ -419,11 +453,10 @@ def run_batch(
         out=out,
         total=len(grid),
         ran=ran,
-        skipped=len(grid) - len(cells),
+        skipped=len(grid) - remaining,
         harness_errors=errors,
         seconds=time.perf_counter() - started,
         interrupted=interrupted,
-        frame=df,
     )
 
 

@@ -9,8 +9,9 @@ same grid always gives the same list.
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -54,15 +55,42 @@ class Grid:
     def param_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.sweeps)
 
-    def cells(self) -> list[Cell]:
-        sweep_values = list(itertools.product(*(values for _, values in self.sweeps)))
+    def iter_cells(self) -> Iterator[Cell]:
+        """Every cell, in grid order, without building the list (a grid may be millions)."""
         names = self.param_names
-        return [
-            Cell(sc, ag, st, ho, se, tuple(zip(names, vals, strict=True)))
-            for sc, ag, st, ho, vals, se in itertools.product(
-                self.scenarios, self.agents, self.strategies, self.hosts, sweep_values, self.seeds
-            )
-        ]
+        for sc, ag, st, ho, vals, se in itertools.product(
+            self.scenarios,
+            self.agents,
+            self.strategies,
+            self.hosts,
+            list(itertools.product(*(values for _, values in self.sweeps))),
+            self.seeds,
+        ):
+            yield Cell(sc, ag, st, ho, se, tuple(zip(names, vals, strict=True)))
+
+    def cells(self) -> list[Cell]:
+        return list(self.iter_cells())
+
+    @functools.cached_property
+    def _positions(self) -> tuple[dict[Any, int], ...]:
+        sweep_values = list(itertools.product(*(values for _, values in self.sweeps)))
+        axes = (self.scenarios, self.agents, self.strategies, self.hosts, sweep_values, self.seeds)
+        return tuple({v: i for i, v in enumerate(axis)} for axis in axes)
+
+    def index(self, cell: Cell) -> int:
+        """The cell's position in :meth:`iter_cells` order, computed, not searched."""
+        values = (
+            cell.scenario,
+            cell.agent,
+            cell.strategy,
+            cell.host,
+            tuple(v for _, v in cell.params),
+            cell.seed,
+        )
+        index = 0
+        for pos, value in zip(self._positions, values, strict=True):
+            index = index * len(pos) + pos[value]
+        return index
 
     def __len__(self) -> int:
         n = len(self.scenarios) * len(self.agents) * len(self.strategies) * len(self.hosts) * len(self.seeds)

@@ -4,18 +4,21 @@ Layout of ``results/<timestamp>/``::
 
     manifest.json        what was run, by which code, when; written first, updated last
     chunks/part-*.parquet  rows as sessions finish, one file per finished task
-    sessions.parquet     all rows, one per session, sorted by key (written when the grid is done)
+    sessions.parquet     all rows, one per session, in grid order (written when the grid is done)
     errors.log           tracebacks of sessions that failed inside the harness
     traces/*.jsonl       wire traces, with --traces
 
 Every file is written to a temporary name and renamed into place, so a kill at
-any moment leaves only whole files. Rows are read from ``sessions.parquet`` and
-any chunks, de-duplicated by key, so a kill between consolidating and removing
-chunks loses nothing and duplicates nothing.
+any moment leaves only whole files. Chunks are named by the grid position of
+their first row and cover contiguous ranges, so reading them in name order is
+grid order, whichever executor finished them. Once ``sessions.parquet`` exists
+it is the table, and leftover chunks (a kill before their removal) are ignored,
+so nothing is lost and nothing is counted twice.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import uuid
@@ -106,57 +109,96 @@ class ResultsDir:
     def key_columns(self) -> list[str]:
         return [*KEY_COLUMNS, *self.grid.param_names]
 
-    def write_chunk(self, rows: Sequence[dict[str, Any]]) -> Path:
-        """Persist finished rows now; a later kill cannot lose them."""
+    def write_chunk(self, rows: Sequence[dict[str, Any]], first: int = 0) -> Path:
+        """Persist finished rows now; a later kill cannot lose them.
+
+        ``first`` is the grid position of the first row; chunk names sort in grid order.
+        """
         sink = pa.BufferOutputStream()
         pq.write_table(_table(rows), sink)
-        path = self.path / CHUNKS / f"part-{uuid.uuid4().hex}.parquet"
+        path = self.path / CHUNKS / f"part-{first:012d}-{uuid.uuid4().hex[:8]}.parquet"
         atomic_write_bytes(path, sink.getvalue().to_pybytes())
         return path
 
-    def _files(self) -> list[Path]:
-        files = [self.path / SESSIONS] if (self.path / SESSIONS).exists() else []
+    def _chunks(self) -> list[Path]:
         chunk_dir = self.path / CHUNKS
-        if chunk_dir.is_dir():
-            files.extend(sorted(chunk_dir.glob("part-*.parquet")))
-        return files
+        return sorted(chunk_dir.glob("part-*.parquet")) if chunk_dir.is_dir() else []
+
+    def _files(self) -> list[Path]:
+        # Once sessions.parquet exists it holds every row: chunks left by a kill between
+        # writing it and removing them are duplicates, never extra rows.
+        if (self.path / SESSIONS).exists():
+            return [self.path / SESSIONS]
+        return self._chunks()
+
+    def _read(self, path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+        try:
+            return pq.read_table(path, columns=list(columns) if columns is not None else None)
+        except (OSError, pa.ArrowInvalid, KeyError) as exc:
+            raise UserError(f"{path}: corrupt results file ({exc})") from None
 
     def read_rows(self) -> pd.DataFrame:
-        """Every finished row, once each, sorted by key."""
-        frames = []
-        for f in self._files():
-            try:
-                frames.append(pq.read_table(f).to_pandas())
-            except (OSError, pa.ArrowInvalid) as exc:
-                raise UserError(f"{f}: corrupt results file ({exc})") from None
+        """Every finished row, once each, in grid order."""
+        frames = [t.to_pandas() for t in (self._read(f) for f in self._files()) if t.num_rows]
         if not frames:
             return pd.DataFrame(columns=self.key_columns())
-        frames = [f for f in frames if len(f)]
-        if not frames:
-            return pd.DataFrame(columns=self.key_columns())
-        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        keys = self.key_columns()
-        missing = [k for k in keys if k not in df.columns]
+        df: pd.DataFrame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        missing = [k for k in self.key_columns() if k not in df.columns]
         if missing:
             raise UserError(f"{self.path}: results lack key columns {missing}")
-        df = df.drop_duplicates(subset=keys, keep="first")
-        out: pd.DataFrame = df.sort_values(keys, kind="stable").reset_index(drop=True)
-        return out
+        return df
 
     def done_keys(self) -> set[tuple[Any, ...]]:
-        df = self.read_rows()
-        return set(df[self.key_columns()].itertuples(index=False, name=None))
+        """Keys of finished rows (read column by column: the rows themselves stay on disk)."""
+        keys = self.key_columns()
+        done: set[tuple[Any, ...]] = set()
+        for f in self._files():
+            table = self._read(f, keys)
+            done.update(zip(*(table.column(k).to_pylist() for k in keys), strict=True))
+        return done
 
-    def consolidate(self) -> pd.DataFrame:
-        """Write ``sessions.parquet`` from everything finished, then drop the chunks."""
-        df = self.read_rows()
-        chunks = sorted((self.path / CHUNKS).glob("part-*.parquet")) if (self.path / CHUNKS).is_dir() else []
-        sink = pa.BufferOutputStream()
-        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), sink)
-        atomic_write_bytes(self.path / SESSIONS, sink.getvalue().to_pybytes())
+    def consolidate(self) -> dict[str, Any]:
+        """Stream every chunk, in grid order, into ``sessions.parquet``; then drop the chunks.
+
+        Memory stays flat: one chunk is held at a time. Returns the manifest's counts.
+        """
+        chunks = self._chunks()
+        if (self.path / SESSIONS).exists() and not chunks:
+            return self._stats([self.path / SESSIONS])
+        if (self.path / SESSIONS).exists():
+            for c in chunks:  # a kill after the rename left them: sessions.parquet is whole
+                c.unlink(missing_ok=True)
+            return self._stats([self.path / SESSIONS])
+        schemas = [pq.read_schema(c) for c in chunks]
+        schema = pa.unify_schemas(schemas, promote_options="permissive") if schemas else pa.schema([])
+        tmp = self.path / f".{SESSIONS}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        with pq.ParquetWriter(tmp, schema) as writer:
+            for c in chunks:
+                writer.write_table(_conform(self._read(c), schema))
+        os.replace(tmp, self.path / SESSIONS)
         for c in chunks:
             c.unlink(missing_ok=True)
-        return df
+        return self._stats([self.path / SESSIONS])
+
+    def _stats(self, files: Sequence[Path]) -> dict[str, Any]:
+        """Row and harness-error counts, and one sha256 over every row's fault schedule."""
+        keys = [k for k in self.key_columns() if k not in ("strategy", "host")]
+        digest = hashlib.sha256()
+        rows = errors = 0
+        for f in files:
+            pf = pq.ParquetFile(f)
+            names = set(pf.schema_arrow.names)
+            cols = [c for c in [*keys, "status", "fault_schedule_hash"] if c in names]
+            for batch in pf.iter_batches(columns=cols, batch_size=65536):
+                data = batch.to_pydict()
+                rows += batch.num_rows
+                errors += sum(1 for s in data.get("status", []) if s == "harness_error")
+                if "fault_schedule_hash" in data:
+                    for values in zip(
+                        *(data[k] for k in [*keys, "fault_schedule_hash"] if k in data), strict=True
+                    ):
+                        digest.update("\x1f".join(map(str, values)).encode() + b"\n")
+        return {"sessions": rows, "harness_errors": errors, "fault_schedule_hash": digest.hexdigest()}
 
     # -- side files -------------------------------------------------------------------
 
@@ -175,6 +217,17 @@ class ResultsDir:
         """Remove temp files a killed writer left behind (never whole files)."""
         for p in [*self.path.glob(".*.tmp-*"), *(self.path / CHUNKS).glob(".*.tmp-*")]:
             p.unlink(missing_ok=True)
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Give ``table`` exactly ``schema``'s columns (missing ones null) and types."""
+    columns = []
+    for fld in schema:
+        if fld.name in table.column_names:
+            columns.append(table.column(fld.name).cast(fld.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, fld.type))
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def load_sessions(path: str | Path) -> pd.DataFrame:

@@ -57,15 +57,20 @@ def test_twenty_random_kills_then_resume_equal_an_uninterrupted_run(tmp_path: Pa
     pd.testing.assert_frame_equal(final.drop(columns="wall_time_s"), reference.drop(columns="wall_time_s"))
 
 
-def test_a_corrupt_chunk_is_a_clear_error(tmp_path: Path) -> None:
-    run_batch(
-        Grid(("s1",), ("a",), ("is_error",), ("typical",), (0, 1)),
-        tmp_path / "run",
-        options=OPTS,
-        executor="serial",
-    )
-    (tmp_path / "run" / "chunks" / "part-bad.parquet").write_bytes(b"not parquet at all")
+def test_a_corrupt_results_file_is_a_clear_error(tmp_path: Path) -> None:
     from harness.errors import UserError
 
+    g = Grid(("s1",), ("a",), ("is_error",), ("typical",), (0, 1))
+    run_batch(g, tmp_path / "done", options=OPTS, executor="serial")
+    (tmp_path / "done" / "sessions.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(UserError, match=r"sessions\.parquet: corrupt results file"):
+        ResultsDir.open(tmp_path / "done").read_rows()
+    unfinished = ResultsDir.create(tmp_path / "unfinished", {"grid": g.to_json()})
+    unfinished.write_chunk(
+        [{"scenario": "s1", "agent": "a", "strategy": "is_error", "host": "typical", "seed": 0}]
+    )
+    (tmp_path / "unfinished" / "chunks" / "part-bad.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(UserError, match=r"part-bad\.parquet: corrupt results file"):
-        ResultsDir.open(tmp_path / "run").read_rows()
+        ResultsDir.open(tmp_path / "unfinished").read_rows()
+    with pytest.raises(UserError, match=r"part-bad\.parquet: corrupt results file"):
+        run_batch(g, tmp_path / "unfinished", options=OPTS, executor="serial", resume=True)

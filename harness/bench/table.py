@@ -240,14 +240,19 @@ HEADLINE_KEYS: tuple[str, ...] = (
 
 
 def markdown(df: pd.DataFrame, keys: tuple[str, ...] | None = HEADLINE_KEYS) -> str:
-    """A Markdown table of ``keys`` (all rows when None): rate and the three ratios."""
+    """A Markdown table of ``keys`` (all rows when None): rate, the three ratios, peak memory if measured."""
     rows = df if keys is None else df.set_index("key").reindex(list(keys)).dropna(how="all").reset_index()
-    lines = ["| figure | rate | x floor | x official SDK | x 1 worker |", "|---|---:|---:|---:|---:|"]
+    memory = bool(rows["peak_rss_mb"].notna().any())
+    head = "| figure | rate | x floor | x official SDK | x 1 worker |" + (
+        " peak RSS (MB) |" if memory else ""
+    )
+    lines = [head, "|---|---:|---:|---:|---:|" + ("---:|" if memory else "")]
     for row in rows.to_dict("records"):
-        lines.append(
+        line = (
             f"| `{row['key']}` | {_rate(float(row['ops_per_s']))} | {_ratio(row['ratio_to_floor'])} "
             f"| {_ratio(row['ratio_to_official_sdk'])} | {_ratio(row['ratio_to_baseline'])} |"
         )
+        lines.append(line + (f" {_ratio(row['peak_rss_mb'])} |" if memory else ""))
     return "\n".join(lines) + "\n"
 
 

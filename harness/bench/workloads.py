@@ -428,3 +428,22 @@ def batch_grid(sessions: int) -> Any:
         hosts=("typical",),
         seeds=seeds,
     )
+
+
+def peak_rss_kb() -> int:
+    """This process's peak resident set size in KiB.
+
+    Linux's ``VmHWM`` belongs to the process image, so it starts afresh at exec;
+    ``ru_maxrss`` survives fork and exec, so a child started by a big parent would
+    report the parent's peak. ``ru_maxrss`` is the fallback off Linux.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

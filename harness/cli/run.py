@@ -148,7 +148,7 @@ def command(
     by: str,
     no_compare: bool,
 ) -> int:
-    """Run every scenario x agent x strategy x seed (default: all shipped, 25 seeds) and compare."""
+    """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare."""
     from harness.batch import SessionOptions, default_out, run_batch
     from harness.results import ResultsDir
 
@@ -169,6 +169,12 @@ def command(
     else:
         grid, sources = build_grid(scenarios, agents, strategies, hosts, seeds, sets)
         out = out or default_out()
+    from harness.session import ROW_COLUMNS
+
+    known = (*ROW_COLUMNS, *grid.param_names)
+    for col in split_names([by]):
+        if col not in known:
+            raise unknown_name("--by column", col, known)
     options = SessionOptions(codec=codec, traces=traces, scenario_sources=sources)
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
     click.echo(f"harness run: {len(grid)} sessions -> {out} ({executor})", err=True)

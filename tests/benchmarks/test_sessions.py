@@ -97,15 +97,14 @@ def test_batch_runner(benchmark: BenchmarkFixture, tmp_path: Path, executor: str
 
 
 _MEMORY_SCRIPT = """
-import json, resource, sys, tempfile
+import json, sys, tempfile
 from pathlib import Path
 from harness.batch import run_batch
-from harness.bench.workloads import batch_grid
+from harness.bench.workloads import batch_grid, peak_rss_kb
 grid = batch_grid(int(sys.argv[1]))
 with tempfile.TemporaryDirectory() as tmp:
     summary = run_batch(grid, Path(tmp) / "run", executor="serial", workers=1)
-print(json.dumps({"ran": summary.ran, "errors": summary.harness_errors,
-                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+print(json.dumps({"ran": summary.ran, "errors": summary.harness_errors, "peak_kb": peak_rss_kb()}))
 """
 
 

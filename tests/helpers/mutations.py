@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -324,8 +325,18 @@ def _finite(text: str) -> float:
 
 
 def strict_parse(data: bytes | str) -> Any:
-    """JSON as RFC 8259 has it: no NaN or Infinity, no number that overflows a double."""
-    return json.loads(data, parse_constant=_no_constant, parse_float=_finite)
+    """JSON as RFC 8259 has it: no NaN or Infinity, no number that overflows a double.
+
+    Parsed under the interpreter's default recursion limit, as in a fresh server
+    process: how deep json may nest depends on that limit, and some libraries
+    loaded in the test process (IPython, for one) raise it.
+    """
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        return json.loads(data, parse_constant=_no_constant, parse_float=_finite)
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def expected_reply(data: bytes | str, max_bytes: int) -> tuple[bool, Any]:
