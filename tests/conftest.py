@@ -8,8 +8,6 @@ No example database is written into the work tree.
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from helpers.pair import ClientServerPair
@@ -25,12 +23,6 @@ settings.register_profile(
 )
 settings.register_profile("fuzz", max_examples=5000, deadline=None, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-"""The checkout, for tests that start ``harness`` or a peer as a subprocess."""
-
-HARNESS = [sys.executable, "-m", "harness.cli.main"]
-"""The ``harness`` command, run by the interpreter the tests run under."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from conftest import HARNESS, REPO_ROOT
+from helpers.paths import HARNESS, REPO_ROOT
 
 from harness.bench.table import COLUMNS, markdown, summary, tag, tidy
 from harness.cli.bench import command
