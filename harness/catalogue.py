@@ -84,8 +84,8 @@ class CatalogueTool:
         return self.schema.get("properties", {}).get(argument, {}).get("default")
 
 
-def _dump(value: JSON) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+_dump: Callable[[JSON], str] = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""Compact JSON text; one encoder for every call (``json.dumps`` with options builds one per call)."""
 
 
 def _digest(*parts: object) -> int:
@@ -140,11 +140,16 @@ STATIONS: dict[str, tuple[int, str]] = {
 }
 
 
+_STATION_NAMES: dict[str, str] = {}
+for _name in STATIONS:
+    _STATION_NAMES.setdefault(_name.lower(), _name)  # the first station wins, as a scan would
+
+
 def _station(place: str) -> str:
-    for name in STATIONS:
-        if name.lower() == place.strip().lower():
-            return name
-    raise ValueError(f"no station near {place}")
+    name = _STATION_NAMES.get(place.strip().lower())
+    if name is None:
+        raise ValueError(f"no station near {place}")
+    return name
 
 
 def _weather(world: World, a: JSON) -> str:

@@ -34,12 +34,11 @@ Time is the session's :class:`Clock` (virtual seconds): nothing here sleeps.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.catalogue import CatalogueTool, World, binary_junk
@@ -256,7 +255,11 @@ class FaultEngine:
 
     def peek(self, tool: CatalogueTool, args: dict[str, Any]) -> str | None:
         """The fault kind the next call of ``tool`` with ``args`` would meet now (oracle only)."""
-        states = copy.deepcopy(self._states)
+        # A copy of the states _evaluate may touch (its own tool's); their fields are scalars,
+        # so a field-by-field copy is as deep as copy.deepcopy and much cheaper.
+        states = list(self._states)
+        for i in self._by_tool.get(tool.name, ()):
+            states[i] = replace(states[i])
         hit = self._evaluate(tool, args, self.counts.get(tool.name, 0) + 1, states)
         return None if hit is None else self.rules[hit].kind
 
@@ -277,12 +280,16 @@ class FaultEngine:
 
     def execute(self, tool: CatalogueTool, args: dict[str, Any]) -> Any:
         """Run one call of ``tool`` (base argument names) through the rules; record the outcome."""
-        call = self.counts[tool.name] = self.counts.get(tool.name, 0) + 1
-        self.last = CallOutcome(tool.name, call, None, executed=False)
-        hit = self._evaluate(tool, args, call, self._states)
+        name = tool.name
+        call = self.counts[name] = self.counts.get(name, 0) + 1
+        hit = self._evaluate(tool, args, call, self._states) if name in self._by_tool else None
         if hit is None:
-            result = tool.run(self.world, args)  # a genuine error of the tool itself propagates
-            self.last = CallOutcome(tool.name, call, None, executed=True)
+            try:
+                result = tool.run(self.world, args)
+            except BaseException:
+                self.last = CallOutcome(name, call, None, executed=False)
+                raise  # a genuine error of the tool itself propagates
+            self.last = CallOutcome(name, call, None, executed=True)
             return result
         rule = self.rules[hit]
         fault = InjectedFault(

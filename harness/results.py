@@ -39,15 +39,21 @@ SESSIONS = "sessions.parquet"
 CHUNKS = "chunks"
 ERRORS = "errors.log"
 TRACES = "traces"
+ROW_GROUP = 20_000
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, whole."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, whole.
+
+    Temp file + rename survives any kill of the writer. ``durable`` adds an fsync,
+    which only a power cut needs; chunks skip it, since there are many of them.
+    """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     with open(tmp, "wb") as fh:
         fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
@@ -102,7 +108,7 @@ class ResultsDir:
 
     def write_manifest(self) -> None:
         data = json.dumps(self.manifest, indent=2, sort_keys=True, default=str).encode() + b"\n"
-        atomic_write_bytes(self.path / MANIFEST, data)
+        atomic_write_bytes(self.path / MANIFEST, data, durable=True)
 
     # -- rows ------------------------------------------------------------------------
 
@@ -173,8 +179,19 @@ class ResultsDir:
         schema = pa.unify_schemas(schemas, promote_options="permissive") if schemas else pa.schema([])
         tmp = self.path / f".{SESSIONS}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         with pq.ParquetWriter(tmp, schema) as writer:
+            # Chunks are small; gather them into row groups of ROW_GROUP rows, so memory is
+            # bounded by one row group and the file's metadata by the number of groups.
+            pending: list[pa.Table] = []
+            rows = 0
             for c in chunks:
-                writer.write_table(_conform(self._read(c), schema))
+                table = _conform(self._read(c), schema)
+                pending.append(table)
+                rows += table.num_rows
+                if rows >= ROW_GROUP:
+                    writer.write_table(pa.concat_tables(pending))
+                    pending, rows = [], 0
+            if pending:
+                writer.write_table(pa.concat_tables(pending))
         os.replace(tmp, self.path / SESSIONS)
         for c in chunks:
             c.unlink(missing_ok=True)

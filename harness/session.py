@@ -81,6 +81,9 @@ STATUSES: tuple[str, ...] = ("ok", "wedged", "harness_error")
 
 ENDS: tuple[str, ...] = ("finished", "gave_up", "budget", "wedged", "error")
 
+_call_key = json.JSONEncoder(sort_keys=True, default=str).encode
+"""A call's identity for ``repeated_failing_calls`` (one encoder; ``json.dumps`` builds one per call)."""
+
 
 @dataclass(frozen=True)
 class SessionResult:
@@ -227,6 +230,7 @@ class _Session:
         )
         self.host = Host(self.client, host)
         n = len(sc.task.subgoals)
+        self.subgoal_tools: tuple[tuple[str, ...], ...] = tuple(sg.tools for sg in sc.task.subgoals)
         self.done_at: list[int | None] = [None] * n
         self.first_fault_at: list[int | None] = [None] * n
         self.pending: list[Event] = list(sc.events)
@@ -247,10 +251,17 @@ class _Session:
 
     def _register(self, name: str, variant: str | None, notify: bool) -> None:
         spec = CATALOGUE[name]
-        engine = self.engine
+        execute = self.engine.execute
 
-        def call(**arguments: Any) -> Any:
-            return engine.execute(spec, spec.to_base(arguments, variant))
+        if variant is None:  # base names already: to_base would return the arguments as they are
+
+            def call(**arguments: Any) -> Any:
+                return execute(spec, arguments)
+
+        else:
+
+            def call(**arguments: Any) -> Any:
+                return execute(spec, spec.to_base(arguments, variant))
 
         self.server.add_tool(
             name,
@@ -280,6 +291,8 @@ class _Session:
             self.changed[ev.tool] = ev.kind
 
     def _due_events(self) -> None:
+        if not self.pending:
+            return
         for ev in list(self.pending):
             if (ev.at_step is not None and self.steps >= ev.at_step) or (
                 ev.at_call is not None and self.tool_calls >= ev.at_call
@@ -294,8 +307,9 @@ class _Session:
     # -- ground truth ------------------------------------------------------------------------
 
     def _subgoal_for(self, tool: str) -> int | None:
-        for i, sg in enumerate(self.sc.task.subgoals):
-            if self.done_at[i] is None and tool in sg.tools:
+        done_at = self.done_at
+        for i, tools in enumerate(self.subgoal_tools):
+            if done_at[i] is None and tool in tools:
                 return i
         return None
 
@@ -393,24 +407,28 @@ class _Session:
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> Observation:
         self.tool_calls += 1
-        key = (tool, json.dumps(arguments, sort_keys=True, default=str))
-        if key in self.failed_calls:
+        failed = self.failed_calls
+        # The key is only needed once some call has failed; nothing below changes ``arguments``
+        # (the wire carries a copy), so building it late gives the same key.
+        key = (tool, _call_key(arguments)) if failed else None
+        if key is not None and key in failed:
             self.repeated += 1
-        if self._is_stale(tool, arguments):
+        if self.changed and self._is_stale(tool, arguments):
             self.stale += 1
-        self.engine.last = None
+        engine = self.engine
+        engine.last = None
         obs = self.host.call(tool, arguments)
-        outcome: CallOutcome | None = self.engine.last
-        if outcome is not None and outcome.executed and isinstance(obs, ToolResult) and not obs.is_error:
+        outcome: CallOutcome | None = engine.last
+        if isinstance(obs, RPCErrorObservation):
+            self._count_rpc(obs)
+            failed.add(key or (tool, _call_key(arguments)))
+        elif obs.is_error:
+            self.is_error += 1
+            failed.add(key or (tool, _call_key(arguments)))
+        elif outcome is not None and outcome.executed:
             i = self._subgoal_for(tool)
             if i is not None:
                 self.done_at[i] = self.steps
-        if isinstance(obs, RPCErrorObservation):
-            self._count_rpc(obs)
-            self.failed_calls.add(key)
-        elif obs.is_error:
-            self.is_error += 1
-            self.failed_calls.add(key)
         return obs
 
     def _count_rpc(self, obs: RPCErrorObservation) -> None:

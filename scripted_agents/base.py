@@ -131,8 +131,8 @@ def mentions(value: Any, fields: dict[str, Any]) -> bool:
 def remap(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """Fit arguments to a (changed) schema: an argument the schema lost fills a required one it gained."""
     props = schema.get("properties") or {}
-    if not props:
-        return dict(arguments)
+    if not props or (type(props) is dict and arguments.keys() <= props.keys()):
+        return dict(arguments)  # nothing lost, so nothing to move: the general case gives the same
     kept = {k: v for k, v in arguments.items() if k in props}
     lost = [k for k in arguments if k not in props]
     gained = [r for r in schema.get("required", ()) if r not in kept]
@@ -154,14 +154,35 @@ class ScriptedAgent(Agent):
     """Calls of one option before moving on to the next (or giving up)."""
 
     def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed}")
         self.task = task
         self.known: dict[str, dict[str, Any]] = {t["name"]: t for t in tools}
-        self.rng: np.random.Generator = np_random(seed)
-        self.guess_retries = int(self.rng.integers(1, 3))
-        """How many blind retries this agent allows itself before switching (1 or 2)."""
+        self._seed = seed
+        self._rng: np.random.Generator | None = None
+        self._guess_retries: int | None = None
         self.sg = 0
         self.deferred: Action | None = None
         self._new_subgoal()
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The episode's generator, built on first use (building one costs ~10 us; most
+        episodes never guess). Its first draw is always :attr:`guess_retries`."""
+        if self._rng is None:
+            self._rng = np_random(self._seed)
+        return self._rng
+
+    @property
+    def guess_retries(self) -> int:
+        """How many blind retries this agent allows itself before switching (1 or 2).
+
+        The generator's first draw, taken when first needed: the stream is the same as
+        drawing it at reset, because nothing else draws before the first guess.
+        """
+        if self._guess_retries is None:
+            self._guess_retries = int(self.rng.integers(1, 3))
+        return self._guess_retries
 
     def _new_subgoal(self) -> None:
         self.tried: list[int] = []
@@ -199,14 +220,14 @@ class ScriptedAgent(Agent):
         return action
 
     def observe(self, obs: Observation) -> Action:
+        if isinstance(obs, ToolResult):  # the types are disjoint: the order is for speed only
+            return self.on_error(obs.text, obs) if obs.is_error else self.on_success(obs)
         if isinstance(obs, Start):
             return self.start()
         if isinstance(obs, Waited):
             return self.resend()
         if isinstance(obs, ToolsListed):
             return self.adopt(obs.tools)
-        if isinstance(obs, ToolResult):
-            return self.on_error(obs.text, obs) if obs.is_error else self.on_success(obs)
         return self.on_rpc_error(obs)
 
     # -- moves ----------------------------------------------------------------------------
@@ -214,7 +235,7 @@ class ScriptedAgent(Agent):
     def call(self) -> CallTool:
         """Call the current option with the current arguments."""
         self.attempts += 1
-        self.current = CallTool(self.option.tool, dict(self.args))
+        self.current = CallTool(self.task.subgoals[self.sg].options[self.opt].tool, dict(self.args))
         return self.current
 
     def resend(self) -> Action:
@@ -229,15 +250,20 @@ class ScriptedAgent(Agent):
     def use(self, j: int) -> Action:
         self.opt = j
         self.tried.append(j)
-        self._new_option()
+        self.attempts = self.guesses = 0  # _new_option, inlined
+        self.relisted = False
         self.phase = "call"
-        schema = self.known.get(self.option.tool, {}).get("inputSchema") or {}
-        self.args = remap(dict(self.option.arguments), schema)
-        return self.call()
+        option = self.task.subgoals[self.sg].options[j]
+        schema = self.known.get(option.tool, {}).get("inputSchema") or {}
+        self.args = remap(dict(option.arguments), schema)
+        self.attempts += 1  # call(), inlined
+        self.current = CallTool(option.tool, dict(self.args))
+        return self.current
 
     def next_option(self) -> int | None:
-        for j, opt in enumerate(self.subgoal.options):
-            if j not in self.tried and opt.tool in self.known:
+        tried, known = self.tried, self.known
+        for j, opt in enumerate(self.task.subgoals[self.sg].options):
+            if j not in tried and opt.tool in known:
                 return j
         return None
 
@@ -280,9 +306,12 @@ class ScriptedAgent(Agent):
             return self.resend_write()
         if self.checks_content and not looks_ok(obs):
             return self.on_garbled(obs)
-        verify = self.subgoal.verify
-        writes = self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is not True
-        if self.verifies and verify is not None and writes and verify.tool in self.known:
+        verify = self.task.subgoals[self.sg].verify if self.verifies else None
+        if (
+            verify is not None
+            and self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is not True
+            and verify.tool in self.known
+        ):
             self.phase = "verify"
             self.write_args = dict(self.args)
             self.current = CallTool(verify.tool, dict(verify.arguments))
