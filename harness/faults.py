@@ -68,6 +68,10 @@ IMPLICIT_MESSAGE = "request failed"
 """What an implicit fault of any failing kind says: nothing about what happened."""
 
 
+_EMPTY_SCHEDULE_HASH = hashlib.sha256(b"[]").hexdigest()
+"""The schedule hash of a session without rules (``schedule()`` is ``[]``)."""
+
+
 class Clock:
     """Virtual session time in seconds: advanced by steps, waits and hung calls, never by sleeping."""
 
@@ -208,6 +212,8 @@ class FaultEngine:
 
     def schedule_hash(self) -> str:
         """sha256 of :meth:`schedule`: equal across strategies for one (scenario, agent, seed)."""
+        if not self.rules:
+            return _EMPTY_SCHEDULE_HASH
         text = json.dumps(self.schedule(), separators=(",", ":"), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 

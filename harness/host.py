@@ -136,7 +136,7 @@ class Host:
         except RPCError as exc:
             return RPCErrorObservation(tool, arguments, exc.code, exc.message if self.transparent else None)
         content = result.get("content")
-        blocks = tuple(b for b in content if isinstance(b, dict)) if isinstance(content, list) else ()
+        blocks = tuple([b for b in content if isinstance(b, dict)]) if isinstance(content, list) else ()
         return ToolResult(tool, arguments, blocks, result.get("isError") is True)
 
     def list_tools(self) -> ToolsListed | RPCErrorObservation:

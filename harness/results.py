@@ -39,7 +39,7 @@ SESSIONS = "sessions.parquet"
 CHUNKS = "chunks"
 ERRORS = "errors.log"
 TRACES = "traces"
-ROW_GROUP = 20_000
+ROW_GROUP = 5_000
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
@@ -175,8 +175,9 @@ class ResultsDir:
             for c in chunks:  # a kill after the rename left them: sessions.parquet is whole
                 c.unlink(missing_ok=True)
             return self._stats([self.path / SESSIONS])
-        schemas = [pq.read_schema(c) for c in chunks]
-        schema = pa.unify_schemas(schemas, promote_options="permissive") if schemas else pa.schema([])
+        schema = pa.schema([])
+        for c in chunks:  # one schema at a time: a million-session run has ten thousand chunks
+            schema = pa.unify_schemas([schema, pq.read_schema(c)], promote_options="permissive")
         tmp = self.path / f".{SESSIONS}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         with pq.ParquetWriter(tmp, schema) as writer:
             # Chunks are small; gather them into row groups of ROW_GROUP rows, so memory is
@@ -206,7 +207,7 @@ class ResultsDir:
             pf = pq.ParquetFile(f)
             names = set(pf.schema_arrow.names)
             cols = [c for c in [*keys, "status", "fault_schedule_hash"] if c in names]
-            for batch in pf.iter_batches(columns=cols, batch_size=65536):
+            for batch in pf.iter_batches(columns=cols, batch_size=8192):
                 data = batch.to_pydict()
                 rows += batch.num_rows
                 errors += sum(1 for s in data.get("status", []) if s == "harness_error")

@@ -49,7 +49,6 @@ from harness.host import (
     Observation,
     RPCErrorObservation,
     Start,
-    ToolResult,
     Wait,
     Waited,
 )
@@ -146,8 +145,9 @@ class SessionResult:
 ROW_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SessionResult))
 """Every column of a session row, in order; the same for every session."""
 
-assert all(f"faults_{k}" in ROW_COLUMNS for k in FAULT_KINDS)
-assert all(f"errors_rpc_{-c}" in ROW_COLUMNS for c in RPC_CODES)
+_FAULT_COLUMNS: tuple[str, ...] = tuple(f"faults_{k}" for k in FAULT_KINDS)
+_RPC_COLUMNS: tuple[str, ...] = tuple(f"errors_rpc_{-c}" for c in RPC_CODES)
+assert all(c in ROW_COLUMNS for c in _FAULT_COLUMNS + _RPC_COLUMNS)
 
 
 def run_session(
@@ -354,21 +354,26 @@ class _Session:
             if self.agent.omniscient and callable(bind):
                 bind(_OracleView(self))
             obs: Observation = Start()
-            while self.steps < self.sc.max_steps:
-                action = self.agent.act(obs)
+            act, clock, engine, pump = self.agent.act, self.clock, self.engine, self.client.pump_notifications
+            max_steps, step_cost_s = self.sc.max_steps, self.sc.step_cost_s
+            while self.steps < max_steps:
+                action = act(obs)
                 self.steps += 1
-                self.clock.advance(self.sc.step_cost_s)
-                self.engine.step = self.steps
-                if isinstance(action, Finish):
+                clock.now += step_cost_s  # Clock.advance, inlined: this runs every step
+                engine.step = self.steps
+                if type(action) is CallTool:  # the common case first (the action types are disjoint)
+                    obs = self._call(action.tool, dict(action.arguments))
+                elif isinstance(action, Finish):
                     self.trace.note(self.steps, action="finish")
                     self.finished, self.end = True, "finished"
                     return
-                if isinstance(action, GiveUp):
+                elif isinstance(action, GiveUp):
                     self._give_up(action)
                     return
-                obs = self._execute(action)
+                else:
+                    obs = self._execute(action)
                 self._due_events()
-                notes = self.client.pump_notifications()
+                notes = pump()
                 if notes:
                     obs = _with_notifications(obs, tuple(str(n.get("method")) for n in notes))
             self.end = "budget"
@@ -381,7 +386,7 @@ class _Session:
                 self.steps,
                 end=self.end,
                 status=self.status,
-                subgoals_done=sum(d is not None for d in self.done_at),
+                subgoals_done=len(self.done_at) - self.done_at.count(None),
             )
 
     def _give_up(self, action: GiveUp) -> None:
@@ -446,8 +451,8 @@ class _Session:
             for d, f in zip(self.done_at, self.first_fault_at, strict=True)
             if d is not None and f is not None
         )
-        opportunities = sum(f is not None for f in self.first_fault_at)
-        done = sum(d is not None for d in self.done_at)
+        opportunities = len(self.first_fault_at) - self.first_fault_at.count(None)
+        done = len(self.done_at) - self.done_at.count(None)
         total = len(self.done_at)
         return SessionResult(
             scenario=self.sc.name,
@@ -463,11 +468,11 @@ class _Session:
             subgoals_total=total,
             steps=self.steps,
             tool_calls=self.tool_calls,
-            **{f"faults_{k}": v for k, v in self.faults.items()},
+            **dict(zip(_FAULT_COLUMNS, self.faults.values(), strict=True)),
             faults_explicit=self.explicit,
             faults_implicit=self.implicit,
             errors_is_error=self.is_error,
-            **{f"errors_rpc_{-c}": v for c, v in self.rpc.items()},
+            **dict(zip(_RPC_COLUMNS, self.rpc.values(), strict=True)),
             errors_rpc_other=self.rpc_other,
             errors_transport=self.transport_errors,
             recoveries=len(recover),

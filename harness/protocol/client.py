@@ -62,13 +62,15 @@ class MCPClient:
         if reply is None:
             raise TransportError(f"no reply to request {req_id} ({method})")
         got = reply.get("id")
-        if not is_valid_id(got) or got != req_id:  # strict: true == 1 and 1.0 == 1 in Python
+        # type(got) is int: an int and not a bool, so is_valid_id would pass it
+        if (type(got) is not int or got != req_id) and (not is_valid_id(got) or got != req_id):
+            # strict: true == 1 and 1.0 == 1 in Python
             raise TransportError(f"reply id {reply.get('id')!r} does not match request id {req_id}")
-        try:
-            check_response(reply)
-        except RPCError as exc:
-            raise TransportError(f"malformed reply to {method}: {exc.message}") from None
-        if "error" in reply:
+        if "error" in reply or "result" not in reply:  # a result alone passes check_response
+            try:
+                check_response(reply)
+            except RPCError as exc:
+                raise TransportError(f"malformed reply to {method}: {exc.message}") from None
             raise RPCError.from_error(reply["error"])
         result = reply["result"]
         if not isinstance(result, dict):
@@ -137,7 +139,7 @@ class MCPClient:
     def pump_notifications(self) -> list[Message]:
         """Drain notifications; on tools list_changed re-list (a bare invalidation, no diff)."""
         notes = self.transport.take_notifications()
-        if any(n.get("method") == TOOLS_LIST_CHANGED for n in notes):
+        if notes and any(n.get("method") == TOOLS_LIST_CHANGED for n in notes):
             self.list_changes_seen += 1
             self.list_tools()
         return notes

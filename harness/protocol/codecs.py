@@ -27,12 +27,28 @@ class Codec:
 
 
 def _json_codec() -> Codec:
-    dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode  # NaN is not JSON
+    encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False)  # NaN is not JSON
+    dumps, loads, default = encoder.encode, json.loads, encoder.default
+    make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without _json
+    ascii_string = json.encoder.encode_basestring_ascii
+    decode_text = json.JSONDecoder().decode
 
     def encode(obj: Any) -> bytes:
-        return dumps(obj).encode()
+        # What encoder.encode does for a non-str without its Python frames: the C encoder
+        # with the same arguments and fresh circular-reference markers. Same bytes.
+        if make_c_encoder is None or isinstance(obj, str):
+            return dumps(obj).encode()
+        c_encode = make_c_encoder({}, default, ascii_string, None, ":", ",", False, False, False)
+        return "".join(c_encode(obj, 0)).encode()
 
-    return Codec("json", encode, json.loads)
+    def decode(data: bytes | str) -> Any:
+        # json.loads detects the encoding of bytes; bytes that open with "{" and a non-NUL
+        # byte are UTF-8 to it, so decode them as it would and skip the detection.
+        if type(data) is bytes and len(data) > 1 and data[0] == 0x7B and data[1]:
+            return decode_text(data.decode("utf-8", "surrogatepass"))
+        return loads(data)
+
+    return Codec("json", encode, decode)
 
 
 def _orjson_codec() -> Codec:

@@ -17,6 +17,7 @@ gate is :mod:`harness.protocol.lifecycle`; the ``tools/call`` lattice is
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import string
@@ -290,8 +291,7 @@ class MCPServer:
         """A prompt from a ``{variable}`` template (its arguments found in it) or a function."""
         if arguments is None:
             if isinstance(template, str):
-                fields = [f for _, f, _, _ in string.Formatter().parse(template) if f]
-                arguments = [{"name": f, "required": True} for f in dict.fromkeys(fields)]
+                arguments = [{"name": f, "required": True} for f in _template_fields(template)]
             else:
                 arguments = []
         self.prompts[name] = Prompt(name, template, description, arguments)
@@ -616,6 +616,12 @@ class MCPServer:
             raise InvalidParams("resources/unsubscribe needs a string uri")
         self.subscriptions.discard(uri)
         return {}
+
+
+@functools.lru_cache(maxsize=256)
+def _template_fields(template: str) -> tuple[str, ...]:
+    """The distinct ``{field}`` names of a prompt template, in order (parsed once per template)."""
+    return tuple(dict.fromkeys(f for _, f, _, _ in string.Formatter().parse(template) if f))
 
 
 def match_template(template: str, uri: str) -> dict[str, str] | None:

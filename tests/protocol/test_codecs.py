@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 from helpers.pair import ClientServerPair
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.demo import add_subtract, build_demo_server
 from harness.protocol import CODECS, available_codecs, get_codec
@@ -98,3 +100,43 @@ def test_an_unknown_codec_is_refused_with_the_valid_names() -> None:
 def test_the_json_codec_refuses_nan() -> None:
     with pytest.raises(ValueError):
         get_codec("json").encode({"x": float("nan")})
+
+
+# -- the json codec's shortcuts give what the stdlib calls they skip give ----------------------
+
+_REFERENCE_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _outcome(fn: Any, arg: Any) -> tuple[str, Any]:
+    try:
+        return "ok", fn(arg)
+    except Exception as exc:  # the error's type and text are part of the contract
+        return type(exc).__name__, str(exc)
+
+
+@given(_JSON_VALUES)
+def test_json_encode_matches_the_stdlib_encoder(value: Any) -> None:
+    """Same bytes, and the same error for NaN and infinities, as JSONEncoder.encode."""
+    expected = _outcome(lambda v: _REFERENCE_ENCODE(v).encode(), value)
+    assert _outcome(get_codec("json").encode, value) == expected
+
+
+def test_json_encode_keeps_the_circular_reference_check() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    codec = get_codec("json")
+    assert _outcome(codec.encode, {"x": loop}) == _outcome(_REFERENCE_ENCODE, {"x": loop})
+    assert codec.encode({"x": [1]}) == b'{"x":[1]}'  # a failed encode leaves nothing behind
+
+
+@given(st.binary(max_size=12))
+def test_json_decode_matches_json_loads(tail: bytes) -> None:
+    """Bytes that start like an object (the shortcut) and bytes that do not (json.loads)."""
+    for data in (b"{" + tail, b'{"a":' + tail, tail, b"\xef\xbb\xbf" + tail):
+        # repr: a decoded NaN is not equal to itself
+        assert repr(_outcome(get_codec("json").decode, data)) == repr(_outcome(json.loads, data))
