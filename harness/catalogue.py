@@ -18,6 +18,7 @@ argument names back so the same function serves both.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -192,10 +193,17 @@ def _row(table: str, i: int) -> JSON:
     return {"id": i, "sku": f"P-{i:04d}", "price": (_digest("p", i) % 9000) / 100}
 
 
+@functools.cache
+def _table(table: str) -> tuple[JSON, ...]:
+    """Every row of a table, built once: rows are pure functions of (table, id), and they are
+    only ever serialized, never changed."""
+    return tuple(_row(table, i) for i in range(1, TABLE_ROWS + 1))
+
+
 def _rows(table: str, where: str, limit: int) -> JSON:
     if table not in TABLES:
         raise ValueError(f"no table named {table!r}; tables: {', '.join(TABLES)}")
-    rows = [_row(table, i) for i in range(1, TABLE_ROWS + 1)]
+    rows = list(_table(table))
     if where:
         column, sep, value = where.partition("=")
         if not sep:
@@ -216,6 +224,12 @@ def _no_rows(world: World, a: JSON) -> str:
 # -- pages -------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)
+def _page_text(url: str, max_bytes: int, source: str) -> str:
+    """:func:`_page` as JSON text; a page is a pure function of its arguments, so it is built once."""
+    return _dump(_page(url, max_bytes, source))
+
+
 def _page(url: str, max_bytes: int, source: str) -> JSON:
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
     state = _digest(url)
@@ -228,11 +242,11 @@ def _page(url: str, max_bytes: int, source: str) -> JSON:
 
 
 def _fetch_page(world: World, a: JSON) -> str:
-    return _dump(_page(str(a["url"]), int(a.get("max_bytes", 65536)), "live"))
+    return _page_text(str(a["url"]), int(a.get("max_bytes", 65536)), "live")
 
 
 def _fetch_cached(world: World, a: JSON) -> str:
-    return _dump(_page(str(a["url"]), 65536, "cache"))
+    return _page_text(str(a["url"]), 65536, "cache")
 
 
 def _empty_page(world: World, a: JSON) -> str:

@@ -185,7 +185,7 @@ class FaultEngine:
         for i, rule in enumerate(self.rules):
             if rule.rate is None or draws is None:
                 hits = set(rule.calls)
-                self._fires.append(tuple(n in hits for n in range(1, self.horizon + 1)))
+                self._fires.append(tuple([n in hits for n in range(1, self.horizon + 1)]))
             else:
                 self._fires.append(tuple((draws[i] < rule.rate).tolist()))
             self._states.append(_RuleState())

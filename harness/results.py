@@ -49,12 +49,16 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> Non
     which only a power cut needs; chunks skip it, since there are many of them.
     """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _table(rows: Sequence[dict[str, Any]]) -> pa.Table:

@@ -34,8 +34,9 @@ def test_a_write_that_fails_before_the_rename_leaves_the_old_file_whole(
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
     with pytest.raises(OSError, match="No space left"):
-        atomic_write_bytes(target, NEW)
+        atomic_write_bytes(target, NEW, durable=True)
     assert target.read_bytes() == OLD
+    assert [p.name for p in tmp_path.iterdir()] == ["sessions.parquet"]  # no temp file left behind
 
 
 def test_the_new_content_appears_only_at_the_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
