@@ -19,16 +19,12 @@ so every executor gives the same table (but for ``wall_time_s``).
 from __future__ import annotations
 
 import concurrent.futures as cf
-import functools
-import importlib
-import io
 import itertools
 import multiprocessing
 import os
 import platform
 import subprocess
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,32 +38,23 @@ from harness import __version__
 from harness.errors import UserError
 from harness.grid import Cell, Grid
 from harness.results import ResultsDir
+from harness.worker import Outcome, SessionOptions, error_row, run_cells
+
+__all__ = [
+    "EXECUTORS",
+    "BatchSummary",
+    "Outcome",
+    "SessionOptions",
+    "default_out",
+    "error_row",
+    "git_sha",
+    "package_versions",
+    "run_batch",
+    "run_cells",
+    "task_size",
+]
 
 EXECUTORS: tuple[str, ...] = ("serial", "process", "dask")
-
-DEFAULT_SESSION_FN = "harness.session:run_session"
-DEFAULT_LOADER = "harness.batch:load_cell_scenario"
-
-
-@dataclass(frozen=True)
-class SessionOptions:
-    """What every session of a batch shares; picklable, so it travels to workers."""
-
-    codec: str = "json"
-    traces: bool = False
-    scenario_sources: tuple[tuple[str, str], ...] = ()
-    session_fn: str = DEFAULT_SESSION_FN
-    loader: str = DEFAULT_LOADER
-    """``module:function`` paths, so tests and plug-ins can swap what runs in a worker."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One finished cell: its row, and the traceback and trace if any."""
-
-    row: dict[str, Any]
-    error: str | None = None
-    trace: bytes | None = None
 
 
 @dataclass
@@ -86,67 +73,6 @@ class BatchSummary:
     def frame(self) -> pd.DataFrame:
         """The finished rows, read from disk on demand (the run itself never holds them all)."""
         return ResultsDir.open(self.out).read_rows()
-
-
-# -- the worker side ---------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=8)
-def _resolve(path: str) -> Callable[..., Any]:
-    module, _, attr = path.partition(":")
-    fn: Callable[..., Any] = getattr(importlib.import_module(module), attr)
-    return fn
-
-
-@functools.lru_cache(maxsize=256)
-def load_cell_scenario(source: str, params: tuple[tuple[str, Any], ...]) -> Any:
-    """The scenario a cell runs, loaded once per worker and parameter set."""
-    from harness.scenario import load_scenario
-
-    scenario = load_scenario(source)
-    return scenario.with_overrides(dict(params)) if params else scenario
-
-
-def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
-    """Run cells one after another in this process; never raises for a session's failure."""
-    fn = _resolve(options.session_fn)
-    loader = _resolve(options.loader)
-    sources = dict(options.scenario_sources)
-    out: list[Outcome] = []
-    for cell in cells:
-        trace = io.BytesIO() if options.traces else None
-        try:
-            scenario = loader(sources.get(cell.scenario, cell.scenario), cell.params)
-            result = fn(
-                scenario,
-                cell.agent,
-                cell.strategy,
-                cell.seed,
-                codec=options.codec,
-                trace=trace,
-                host=cell.host,
-            )
-            row = dict(result.to_row())
-            error = None
-        except Exception:
-            row = error_row(cell)
-            error = traceback.format_exc()
-        row.update({"scenario": cell.scenario, "host": cell.host, **dict(cell.params)})
-        out.append(Outcome(row, error, trace.getvalue() if trace is not None else None))
-    return out
-
-
-def error_row(cell: Cell, status: str = "harness_error") -> dict[str, Any]:
-    """The row of a session that failed inside the harness: its key, and that it failed."""
-    return {
-        "scenario": cell.scenario,
-        "agent": cell.agent,
-        "strategy": cell.strategy,
-        "host": cell.host,
-        "seed": cell.seed,
-        "status": status,
-        "success": False,
-    }
 
 
 # -- executors -----------------------------------------------------------------------
@@ -176,6 +102,20 @@ def _window(workers: int) -> int:
     return workers * 4
 
 
+def _drain(
+    futures: dict[cf.Future[list[Outcome]], list[Cell]], limit: int, broken: list[list[Cell]]
+) -> Iterator[Finished]:
+    """Yield finished tasks until at most ``limit`` are in flight; broken ones go to ``broken``."""
+    while len(futures) > limit:
+        done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+        for fut in done:
+            cells = futures.pop(fut)
+            try:
+                yield cells, fut.result()
+            except cf.process.BrokenProcessPool:
+                broken.append(cells)
+
+
 def _process(
     tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None
 ) -> Iterator[Finished]:
@@ -184,31 +124,29 @@ def _process(
     isolate: list[list[Cell]] = []
     while True:
         broken: list[list[Cell]] = []
+        unstarted: list[list[Cell]] = []
         with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             futures: dict[cf.Future[list[Outcome]], list[Cell]] = {}
+
             try:
-                for task in itertools.chain(source, [None]):
-                    if task is not None:
+                for task in source:
+                    try:
                         futures[pool.submit(run_cells, task, options)] = task
-                    # drain down to the window (or to nothing, once the source is exhausted)
-                    limit = _window(workers) if task is not None else 0
-                    while len(futures) > limit:
-                        done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
-                        for fut in done:
-                            cells = futures.pop(fut)
-                            try:
-                                yield cells, fut.result()
-                            except cf.process.BrokenProcessPool:
-                                broken.append(cells)
+                    except cf.process.BrokenProcessPool:
+                        unstarted.append(task)  # the pool broke before this task got in
+                        break
+                    yield from _drain(futures, _window(workers), broken)
+                yield from _drain(futures, 0, broken)
             except BaseException:
                 for f in futures:
                     f.cancel()
                 raise
-        # A dying worker breaks every task in flight: halve them until each stands alone.
+        # A dying worker breaks every task in flight: halve them until each stands alone;
+        # tasks that never started go on, untouched, in the next pool.
         isolate.extend(t for t in broken if len(t) == 1)
         halves = _halves(broken)
-        if halves:
-            source = iter(halves)
+        if halves or unstarted:
+            source = itertools.chain(halves, unstarted, source)
             continue
         if not isolate:
             return

@@ -80,6 +80,17 @@ def test_a_worker_that_dies_is_recorded_as_harness_error_and_the_rest_complete(t
     assert "worker process died" in (tmp_path / "run" / "errors.log").read_text()
 
 
+def test_a_worker_death_early_in_a_long_stream_loses_no_later_task(tmp_path: Path) -> None:
+    # 40 cells in tasks of 2 with 8 in flight: the pool breaks while most tasks are not yet submitted.
+    g = Grid(("s1",), ("killer", "a"), ("is_error",), ("typical",), tuple(range(20)))
+    summary = run_batch(g, tmp_path / "run", executor="process", workers=2, options=FAKE)
+    df = summary.frame
+    assert len(df) == len(g)
+    assert not df.duplicated(["agent", "seed"]).any()
+    dead = df[df.status == "harness_error"]
+    assert list(zip(dead.agent, dead.seed, strict=True)) == [("killer", 2)]
+
+
 def test_an_existing_run_is_never_overwritten(tmp_path: Path) -> None:
     run_batch(grid(seeds=1), tmp_path / "run", executor="serial", options=FAKE)
     with pytest.raises(UserError, match="already holds a run"):

@@ -1,0 +1,100 @@
+"""What runs inside a batch worker: one task of cells, one session after another.
+
+Kept apart from :mod:`harness.batch` so that a worker process imports only the
+session machinery -- not pandas or pyarrow, which only the parent needs -- and
+starts quickly.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import io
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.grid import Cell
+
+DEFAULT_SESSION_FN = "harness.session:run_session"
+DEFAULT_LOADER = "harness.worker:load_cell_scenario"
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """What every session of a batch shares; picklable, so it travels to workers."""
+
+    codec: str = "json"
+    traces: bool = False
+    scenario_sources: tuple[tuple[str, str], ...] = ()
+    session_fn: str = DEFAULT_SESSION_FN
+    loader: str = DEFAULT_LOADER
+    """``module:function`` paths, so tests and plug-ins can swap what runs in a worker."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One finished cell: its row, and the traceback and trace if any."""
+
+    row: dict[str, Any]
+    error: str | None = None
+    trace: bytes | None = None
+
+
+@functools.lru_cache(maxsize=8)
+def _resolve(path: str) -> Callable[..., Any]:
+    module, _, attr = path.partition(":")
+    fn: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+    return fn
+
+
+@functools.lru_cache(maxsize=256)
+def load_cell_scenario(source: str, params: tuple[tuple[str, Any], ...]) -> Any:
+    """The scenario a cell runs, loaded once per worker and parameter set."""
+    from harness.scenario import load_scenario
+
+    scenario = load_scenario(source)
+    return scenario.with_overrides(dict(params)) if params else scenario
+
+
+def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
+    """Run cells one after another in this process; never raises for a session's failure."""
+    fn = _resolve(options.session_fn)
+    loader = _resolve(options.loader)
+    sources = dict(options.scenario_sources)
+    out: list[Outcome] = []
+    for cell in cells:
+        trace = io.BytesIO() if options.traces else None
+        try:
+            scenario = loader(sources.get(cell.scenario, cell.scenario), cell.params)
+            result = fn(
+                scenario,
+                cell.agent,
+                cell.strategy,
+                cell.seed,
+                codec=options.codec,
+                trace=trace,
+                host=cell.host,
+            )
+            row = dict(result.to_row())
+            error = None
+        except Exception:
+            row = error_row(cell)
+            error = traceback.format_exc()
+        row.update({"scenario": cell.scenario, "host": cell.host, **dict(cell.params)})
+        out.append(Outcome(row, error, trace.getvalue() if trace is not None else None))
+    return out
+
+
+def error_row(cell: Cell, status: str = "harness_error") -> dict[str, Any]:
+    """The row of a session that failed inside the harness: its key, and that it failed."""
+    return {
+        "scenario": cell.scenario,
+        "agent": cell.agent,
+        "strategy": cell.strategy,
+        "host": cell.host,
+        "seed": cell.seed,
+        "status": status,
+        "success": False,
+    }
