@@ -184,3 +184,15 @@ def test_a_selection_that_matches_nothing_is_a_user_error(tmp_path: Path) -> Non
     assert (
         proc.stderr.strip().splitlines()[-1] == "harness: error: no benchmark matches -k 'no_such_benchmark'"
     )
+
+
+def test_a_new_run_without_the_dev_extras_says_how_to_get_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pytest_benchmark" else real(name, *a)
+    )
+    result = CliRunner().invoke(command, ["--quick"])
+    assert isinstance(result.exception, UserError)
+    assert "needs pytest_benchmark: pip install -e '.[dev]'" in str(result.exception)

@@ -43,6 +43,12 @@ def command(quick: bool, out: Path | None, fmt: str, select: str | None, from_js
         raise UserError("--from-json reads a finished run; --quick and -k apply only to a new run")
     if out is not None and out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
+    if from_json is None:
+        import importlib.util
+
+        missing = [m for m in ("pytest", "pytest_benchmark") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise UserError(f"a new bench run needs {' and '.join(missing)}: pip install -e '.[dev]'")
     out = out or suite.default_out()
     try:
         if from_json is not None:
