@@ -50,22 +50,29 @@ def _lines(ax: Axes, df: pd.DataFrame, x: str, title: str, xlabel: str) -> bool:
     return drawn
 
 
-def payload(df: pd.DataFrame, out: Path) -> Path | None:
-    rows = df[df["op"] == "payload"]
+def _throughput(
+    df: pd.DataFrame, out: Path, op: str, x: str, title: str, xlabel: str, name: str
+) -> Path | None:
+    """Round trips per second against ``x`` for the rows of one ``op``, one line per path."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    if not _lines(ax, rows, "payload_bytes", "tools/call throughput vs payload size", "text content (bytes)"):
+    if not _lines(ax, df[df["op"] == op], x, title, xlabel):
         plt.close(fig)
         return None
-    return _save(fig, out / "throughput_vs_payload.png")
+    return _save(fig, out / name)
+
+
+def payload(df: pd.DataFrame, out: Path) -> Path | None:
+    return _throughput(
+        df, out, "payload", "payload_bytes", "tools/call throughput vs payload size", "text content (bytes)",
+        "throughput_vs_payload.png",
+    )  # fmt: skip
 
 
 def depth(df: pd.DataFrame, out: Path) -> Path | None:
-    rows = df[df["op"] == "nesting"]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    if not _lines(ax, rows, "depth", "tools/call throughput vs nesting depth", "nesting depth (objects)"):
-        plt.close(fig)
-        return None
-    return _save(fig, out / "throughput_vs_depth.png")
+    return _throughput(
+        df, out, "nesting", "depth", "tools/call throughput vs nesting depth", "nesting depth (objects)",
+        "throughput_vs_depth.png",
+    )  # fmt: skip
 
 
 def tool_count(df: pd.DataFrame, out: Path) -> Path | None:

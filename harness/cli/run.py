@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -92,14 +93,12 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None
         )
         task = progress.add_task("run", total=total, completed=done, rate="")
         progress.start()
-        state = {"n": 0}
-        import time
-
-        t0 = time.perf_counter()
+        started, ran = time.perf_counter(), 0
 
         def advance(n: int) -> None:
-            state["n"] += n
-            rate = state["n"] / max(time.perf_counter() - t0, 1e-9)
+            nonlocal ran
+            ran += n
+            rate = ran / max(time.perf_counter() - started, 1e-9)
             progress.update(task, advance=n, rate=f"{rate:,.0f}/s")
             if progress.finished:
                 progress.stop()
