@@ -299,8 +299,15 @@ def _tasks(grid: Grid, done: set[tuple[Any, ...]], size: int) -> Iterator[list[C
         yield task
 
 
+MAX_TASK = 500
+"""Sessions per task at most: a task is one chunk file, so this bounds what a kill can lose
+(the tasks in flight) while keeping the parent's per-chunk cost (a parquet write and,
+later, a read) small beside the sessions it carries."""
+
+
 def task_size(remaining: int, workers: int) -> int:
-    return max(1, min(100, remaining // max(1, workers * 8)))
+    """About eight tasks per worker (so the tail balances), at most :data:`MAX_TASK`."""
+    return max(1, min(MAX_TASK, remaining // max(1, workers * 8)))
 
 
 ProgressFn = Callable[[int], None]

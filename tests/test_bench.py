@@ -83,6 +83,19 @@ def test_untagged_benchmarks_stay_out_and_the_columns_are_fixed() -> None:
     assert tuple(df.columns) == COLUMNS
 
 
+def test_a_ratio_a_case_timed_itself_is_its_ratio_to_baseline() -> None:
+    df = tidy(
+        _report(
+            _bench("batch/process/1", 2.0, workers=1),
+            _bench("batch/process/2", 1.0, workers=2, baseline="batch/process/1"),
+            _bench("scaling/process/2", 3.0, workers=2, measured_ratio=1.75, seconds_1=[7], seconds_2=[4]),
+        )
+    ).set_index("key")
+    assert df.loc["batch/process/2", "ratio_to_baseline"] == pytest.approx(2.0)
+    assert df.loc["scaling/process/2", "ratio_to_baseline"] == pytest.approx(1.75)
+    assert math.isnan(df.loc["batch/process/1", "ratio_to_baseline"])
+
+
 def test_two_benchmarks_with_one_key_are_refused() -> None:
     with pytest.raises(ValueError, match="share the key"):
         tidy(_report(_bench("a", 1.0), _bench("a", 2.0)))

@@ -11,8 +11,10 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,12 @@ from harness.bench.table import tag
 
 QUICK = os.environ.get("HARNESS_BENCH_QUICK") == "1"
 BATCH_SESSIONS = 200 if QUICK else 2000
+"""Sessions per batch case (rate per executor, start-up included)."""
+SCALING_SESSIONS = 200 if QUICK else 8000
+SCALING_PAIRS = 1 if QUICK else 3
+"""The scaling cases' batch (in full runs about ten seconds on one worker, so that the pool's
+start-up -- a fresh interpreter per worker -- is small beside the work, as in a real run)
+and how many (1 worker, 2 workers) pairs they time."""
 MEMORY_SIZES = (1_000, 10_000) if QUICK else (1_000, 10_000, 100_000)
 """Sessions per peak-memory case (10^6 takes longer than a benchmark run should)."""
 
@@ -90,10 +98,55 @@ def test_batch_runner(benchmark: BenchmarkFixture, tmp_path: Path, executor: str
         workers=workers,
         sessions=len(grid),
         batch=len(grid),
-        baseline=None if workers == 1 else f"batch/{executor}/1",
     )
     summary = benchmark.pedantic(run, rounds=1 if QUICK else 3, iterations=1, warmup_rounds=0)
     assert summary.ran == len(grid) and summary.harness_errors == 0
+
+
+@pytest.mark.parametrize("executor", ["process", "dask"])
+def test_batch_scaling(benchmark: BenchmarkFixture, tmp_path: Path, executor: str) -> None:
+    """Two workers against one, timed in adjacent pairs (ABBA order) in this one case.
+
+    A shared machine's speed drifts by tens of percent over seconds; timing the
+    1-worker and 2-worker runs of a pair back to back puts the same drift on both,
+    and the figure is the median of the pairs' ratios.
+    """
+    batch = _module("harness.batch")
+    _module("harness.session")
+    if executor == "dask":
+        pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    grid = w.batch_grid(SCALING_SESSIONS)
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    runs = iter(range(10**6))
+
+    def timed(workers: int) -> None:
+        start = time.perf_counter()
+        summary = batch.run_batch(grid, tmp_path / f"run-{next(runs)}", executor=executor, workers=workers)
+        seconds[workers].append(time.perf_counter() - start)
+        assert summary.ran == len(grid) and summary.harness_errors == 0
+
+    pairs = iter(range(10**6))
+
+    def pair() -> None:
+        order = (1, 2) if next(pairs) % 2 == 0 else (2, 1)
+        for workers in order:
+            timed(workers)
+
+    benchmark.pedantic(pair, rounds=SCALING_PAIRS, iterations=1, warmup_rounds=0)
+    ratios = [one / two for one, two in zip(seconds[1], seconds[2], strict=True)]
+    tag(
+        benchmark,
+        key=f"scaling/{executor}/2",
+        group="sessions",
+        op="scaling",
+        layer=executor,
+        workers=2,
+        sessions=len(grid),
+        batch=2 * len(grid),
+        measured_ratio=statistics.median(ratios),
+        seconds_1=seconds[1],
+        seconds_2=seconds[2],
+    )
 
 
 _MEMORY_SCRIPT = """
