@@ -237,6 +237,7 @@ HEADLINE_KEYS: tuple[str, ...] = (
     "official/tools/call",
     "official-legacy/tools/call",
     "session/json",
+    "session-build/json",
     "official/session",
     "official-legacy/session",
     "fastmcp/tools/call",

@@ -222,11 +222,18 @@ def echo_request(depth: int) -> Message:
 # -- whole sessions ------------------------------------------------------------------
 
 
-def our_session(codec: str = "json") -> Op:
-    """Connect (build the lab, wrap it), initialize, one tools/call, close."""
+def our_session(codec: str = "json", *, build: bool = False) -> Op:
+    """Connect, initialize, one tools/call, close.
+
+    Connecting is :meth:`MCPServer.new_session` on a lab built once, as the
+    official ``Client(server)`` opens a session on a server built once; with
+    ``build`` every session builds the lab too (registers and checks every tool).
+    """
+    lab = build_demo_server()
 
     def op() -> object:
-        client = MCPClient(InMemoryTransport(build_demo_server(), codec))
+        server = build_demo_server() if build else lab.new_session()
+        client = MCPClient(InMemoryTransport(server, codec))
         client.initialize()
         result = client.call_tool("add", {"x": 2, "y": 3})
         client.close()

@@ -23,7 +23,7 @@ import math
 import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.protocol import lifecycle
 from harness.protocol.errors import (
@@ -146,6 +146,10 @@ class Prompt:
     arguments: list[dict[str, Any]]
 
 
+Handler = Callable[["MCPServer", dict[str, Any]], dict[str, Any]]
+"""A request method's implementation: (server, params) -> result."""
+
+
 class MCPServer:
     """An MCP server session over any transport; one instance serves one client.
 
@@ -157,6 +161,8 @@ class MCPServer:
     ``max_result_bytes`` or one JSON cannot carry is a tool failure, reported
     through the strategy (:mod:`harness.protocol.payload`).
     """
+
+    _methods: ClassVar[dict[str, Handler]]  # the table after the class body
 
     def __init__(
         self,
@@ -192,6 +198,10 @@ class MCPServer:
         self.resource_templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self.completions: dict[tuple[str, str], list[str]] = {}
+        self._start_session()
+
+    def _start_session(self) -> None:
+        # Everything one client's session changes, and nothing else: new_session() relies on it.
         self.subscriptions: set[str] = set()
         self.log_level: str | None = None
         self._call_params: dict[str, Any] = {}
@@ -200,21 +210,27 @@ class MCPServer:
         self.client_info: dict[str, Any] | None = None
         self.client_capabilities: dict[str, Any] | None = None
         self._outbox: list[Message] = []
-        self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "tools/list": self._list_tools,
-            "tools/call": self._call_tool,
-            "resources/list": self._list_resources,
-            "resources/templates/list": self._list_resource_templates,
-            "resources/read": self._read_resource,
-            "prompts/list": self._list_prompts,
-            "prompts/get": self._get_prompt,
-            "logging/setLevel": self._set_level,
-            "completion/complete": self._complete,
-            "resources/subscribe": self._subscribe,
-            "resources/unsubscribe": self._unsubscribe,
-        }
+
+    def new_session(self) -> MCPServer:
+        """A server for the next client: this one's configuration and registrations, state NEW.
+
+        What a server that serves many clients in turn wants (the official SDK's
+        ``Client(server)`` opens a new session on one registry): it costs a few dict
+        copies instead of registering every tool again. The registries are copied, so
+        a tool added or removed in one session (a mid-session registration) is not seen
+        by the other; the :class:`Tool` objects are shared, as nothing changes them
+        after registration. The allow-list is copied too.
+        """
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.allowed_tools = None if self.allowed_tools is None else set(self.allowed_tools)
+        clone.tools = dict(self.tools)
+        clone.resources = dict(self.resources)
+        clone.resource_templates = list(self.resource_templates)
+        clone.prompts = dict(self.prompts)
+        clone.completions = dict(self.completions)
+        clone._start_session()
+        return clone
 
     # -- registration -------------------------------------------------------------
 
@@ -369,7 +385,7 @@ class MCPServer:
             handler = self._methods.get(method)
             if handler is None:
                 raise MethodNotFound(f"method not found: {method}")
-            result = handler(message.get("params") or {})
+            result = handler(self, message.get("params") or {})
             if method == lifecycle.INITIALIZE:
                 self.state = lifecycle.after(self.state, method)
             return {"jsonrpc": JSONRPC, "id": message["id"], "result": result}
@@ -616,6 +632,24 @@ class MCPServer:
             raise InvalidParams("resources/unsubscribe needs a string uri")
         self.subscriptions.discard(uri)
         return {}
+
+
+MCPServer._methods = {
+    "initialize": MCPServer._initialize,
+    "ping": MCPServer._ping,
+    "tools/list": MCPServer._list_tools,
+    "tools/call": MCPServer._call_tool,
+    "resources/list": MCPServer._list_resources,
+    "resources/templates/list": MCPServer._list_resource_templates,
+    "resources/read": MCPServer._read_resource,
+    "prompts/list": MCPServer._list_prompts,
+    "prompts/get": MCPServer._get_prompt,
+    "logging/setLevel": MCPServer._set_level,
+    "completion/complete": MCPServer._complete,
+    "resources/subscribe": MCPServer._subscribe,
+    "resources/unsubscribe": MCPServer._unsubscribe,
+}
+"""Request method -> handler, one table for every instance (built once, not per session)."""
 
 
 @functools.lru_cache(maxsize=256)

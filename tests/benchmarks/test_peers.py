@@ -76,6 +76,21 @@ def test_our_session(benchmark: BenchmarkFixture, codec: str) -> None:
     assert isinstance(result, dict) and result["content"][0]["text"] == "5"
 
 
+def test_our_session_building_the_lab(benchmark: BenchmarkFixture) -> None:
+    """The same session, but every one builds the lab too (what the batch runner pays)."""
+    tag(
+        benchmark,
+        key="session-build/json",
+        group="peers",
+        op="session",
+        layer="session-build",
+        codec="json",
+        peer="official/session",
+    )
+    result = benchmark(w.our_session("json", build=True))
+    assert isinstance(result, dict) and result["content"][0]["text"] == "5"
+
+
 def test_fastmcp_tools_call(benchmark: BenchmarkFixture) -> None:
     pytest.importorskip("fastmcp", reason="FastMCP is not installed")
     client = w.fastmcp_client()

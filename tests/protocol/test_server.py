@@ -8,14 +8,18 @@ from typing import Any
 import pytest
 from helpers.pair import ClientServerPair, error_code, result_of
 
+from harness.demo import add_subtract, build_demo_server
 from harness.protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    InMemoryTransport,
+    MCPClient,
     MCPServer,
     RPCError,
+    State,
 )
 from harness.protocol.errors import InvalidParams
 
@@ -162,7 +166,7 @@ def test_three_tier_dispatch(method: str, params: dict[str, Any], code: int) -> 
 def test_a_handler_bug_is_internal_error_and_the_session_survives(
     pair: ClientServerPair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(params: dict[str, Any]) -> dict[str, Any]:
+    def broken(server: MCPServer, params: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("oops in tools/list")
 
     monkeypatch.setitem(pair.server._methods, "tools/list", broken)
@@ -176,7 +180,7 @@ def test_a_handler_bug_is_internal_error_and_the_session_survives(
 def test_a_raised_rpc_error_with_data_keeps_the_data(
     pair: ClientServerPair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def coded(params: dict[str, Any]) -> dict[str, Any]:
+    def coded(server: MCPServer, params: dict[str, Any]) -> dict[str, Any]:
         raise RPCError(-32099, "custom", {"why": "test"})
 
     monkeypatch.setitem(pair.server._methods, "prompts/list", coded)
@@ -257,3 +261,51 @@ def test_initialize_without_protocol_version_is_invalid_params(fresh_pair: Clien
         1, "initialize", {"capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
     )
     assert error_code(reply) == INVALID_PARAMS
+
+
+# -- one registry, many sessions (MCPServer.new_session) -----------------------------------
+
+
+def _transcript(server: MCPServer) -> list[str]:
+    """Every reply and notification of one scripted session, as wire text."""
+    out: list[str] = []
+    seen = InMemoryTransport(server, tap=lambda direction, wire: out.append(wire.decode()))
+    client = MCPClient(seen)
+    client.initialize()
+    client.list_tools()
+    client.call_tool("add", {"x": 2, "y": 3})
+    client.call_tool("weather", {"city": "Atlantis"})
+    add_subtract(server)
+    client.pump_notifications()
+    client.call_tool("subtract", {"x": 5, "y": 1})
+    return out
+
+
+def test_a_new_session_speaks_byte_for_byte_as_a_freshly_built_server() -> None:
+    lab = build_demo_server()
+    assert _transcript(lab.new_session()) == _transcript(build_demo_server())
+
+
+def test_a_new_session_starts_before_the_handshake_whatever_its_parent_did(pair: ClientServerPair) -> None:
+    pair.client.request("logging/setLevel", {"level": "error"})
+    pair.client.request("resources/subscribe", {"uri": "lab://readme"})
+    add_subtract(pair.server)  # queues list_changed in the parent's outbox
+    child = pair.server.new_session()
+    assert child.state is State.NEW
+    assert (child.protocol_version, child.client_info, child.log_level) == (None, None, None)
+    assert not child.subscriptions and not child.has_notifications
+    reply = child.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert reply is not None and reply["error"]["code"] == INVALID_REQUEST  # the gate holds
+    assert pair.server.state is State.READY and pair.server.has_notifications  # parent untouched
+
+
+def test_registrations_made_in_one_session_stay_in_that_session() -> None:
+    lab = build_demo_server()
+    child = lab.new_session()
+    add_subtract(child)
+    child.remove_tool("weather")
+    child.set_allowed_tools(["add", "subtract"])
+    assert list(lab.tools) == ["add", "weather", "delete_db"]
+    assert lab.allowed_tools == {"add", "subtract", "weather"}
+    assert list(lab.new_session().tools) == ["add", "weather", "delete_db"]
+    assert list(child.tools) == ["add", "delete_db", "subtract"]
