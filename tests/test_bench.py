@@ -159,9 +159,11 @@ def test_a_bad_report_is_one_clear_error(tmp_path: Path, content: str, message: 
     assert isinstance(result.exception, UserError) and message in str(result.exception)
 
 
-def test_from_json_and_quick_do_not_mix(tmp_path: Path) -> None:
-    result = CliRunner().invoke(command, ["--from-json", str(tmp_path / "x.json"), "--quick"])
+@pytest.mark.parametrize("flag", ["--quick", "--million"])
+def test_from_json_and_a_new_run_flag_do_not_mix(tmp_path: Path, flag: str) -> None:
+    result = CliRunner().invoke(command, ["--from-json", str(tmp_path / "x.json"), flag])
     assert isinstance(result.exception, UserError)
+    assert flag in str(result.exception)
 
 
 @pytest.mark.slow

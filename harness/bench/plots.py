@@ -99,12 +99,13 @@ def tool_count(df: pd.DataFrame, out: Path) -> Path | None:
 
 
 def per_codec(df: pd.DataFrame, out: Path) -> Path | None:
-    rows = df[(df["op"] == "tools/call") & df["layer"].isin(["floor", "transport", "client"])]
+    layers = ("floor", "lean", "transport", "client")
+    rows = df[(df["op"] == "tools/call") & df["layer"].isin(layers)]
     if rows.empty:
         return None
     table = rows.pivot_table(index="codec", columns="layer", values="ops_per_s")
     table = table.reindex([c for c in _codecs(rows) if c in table.index])
-    table = table[[c for c in ("floor", "transport", "client") if c in table.columns]]
+    table = table[[c for c in layers if c in table.columns]]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     table.plot.bar(ax=ax, rot=0)
     ax.set(title="tools/call per codec", xlabel="codec", ylabel="calls per second")

@@ -61,8 +61,11 @@ def default_out(root: Path = Path("results")) -> Path:
     return root / f"bench-{datetime.now():%Y%m%dT%H%M%S}"
 
 
-def run_pytest(out: Path, *, quick: bool, select: str | None = None) -> Path:
-    """Run the suite into ``out/benchmark.json``; pytest's output goes to ``out/pytest.log``."""
+def run_pytest(out: Path, *, quick: bool, select: str | None = None, million: bool = False) -> Path:
+    """Run the suite into ``out/benchmark.json``; pytest's output goes to ``out/pytest.log``.
+
+    ``million`` adds the 10^6-session peak-memory case (``HARNESS_BENCH_MILLION=1``).
+    """
     suite = benchmarks_dir()
     out.mkdir(parents=True, exist_ok=True)
     report = out / "benchmark.json"
@@ -85,7 +88,11 @@ def run_pytest(out: Path, *, quick: bool, select: str | None = None) -> Path:
     if select:
         command += ["-k", select]
     log = out / "pytest.log"
-    env = {**os.environ, "HARNESS_BENCH_QUICK": "1" if quick else "0"}
+    env = {
+        **os.environ,
+        "HARNESS_BENCH_QUICK": "1" if quick else "0",
+        "HARNESS_BENCH_MILLION": "1" if million else "0",
+    }
     with log.open("wb") as sink:
         rc = subprocess.call(command, cwd=suite.parent.parent, stdout=sink, stderr=subprocess.STDOUT, env=env)
     if rc == EXIT_NO_TESTS:
@@ -146,6 +153,6 @@ def _machine(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run(out: Path, *, quick: bool, select: str | None = None) -> BenchResult:
+def run(out: Path, *, quick: bool, select: str | None = None, million: bool = False) -> BenchResult:
     """Run the suite and write every result file into ``out``."""
-    return write_results(run_pytest(out, quick=quick, select=select), out)
+    return write_results(run_pytest(out, quick=quick, select=select, million=million), out)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from harness.demo import build_demo_server
+from harness.demo import add, build_demo_server
 from harness.protocol.client import MCPClient
 from harness.protocol.codecs import get_codec
 from harness.protocol.lifecycle import State
@@ -159,6 +159,32 @@ def floor(codec: str, pairs: Sequence[tuple[Message, Message]]) -> Op:
         return out
 
     return many
+
+
+def lean_send(codec: str) -> Callable[[Message], Message]:
+    """The floor's round trip around a dispatcher that checks nothing: the ceiling for dispatch.
+
+    About the anchors' "30-line lean dispatcher": look the method and the tool up,
+    call it, wrap its text. No envelope rules, handshake gate, allow-list, argument
+    validation or error strategy. Its ratio to the floor is what dispatch in Python
+    can keep at best; the gap between it and the transport row is what those checks cost.
+    """
+    c = get_codec(codec)
+    encode, decode = c.encode, c.decode
+    tools: dict[str, Callable[..., str]] = {"add": add}
+
+    def tools_call(params: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": tools[params["name"]](**params["arguments"])}]}
+
+    methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"tools/call": tools_call}
+
+    def send(message: Message) -> Message:
+        request = decode(encode(message))
+        result = methods[request["method"]](request["params"])
+        reply: Message = decode(encode({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+        return reply
+
+    return send
 
 
 def exchange(server: MCPServer, request: Message) -> list[tuple[Message, Message]]:

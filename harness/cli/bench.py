@@ -26,6 +26,11 @@ from harness.errors import UserError
     show_default=True,
     help="table: headline figures and targets; json: one object; markdown: every row.",
 )
+@click.option(
+    "--million",
+    is_flag=True,
+    help="Add a 10^6-session peak-memory case (a quarter of an hour or more on two cores).",
+)
 @click.option("-k", "select", default=None, help="Run only the cases matching this pytest -k expression.")
 @click.option(
     "--from-json",
@@ -34,13 +39,15 @@ from harness.errors import UserError
     default=None,
     help="Rebuild table, summary and plots from a pytest-benchmark JSON instead of running.",
 )
-def command(quick: bool, out: Path | None, fmt: str, select: str | None, from_json: Path | None) -> None:
+def command(
+    quick: bool, out: Path | None, fmt: str, million: bool, select: str | None, from_json: Path | None
+) -> None:
     """Benchmark dispatch, serialization and sessions against the JSON floor and the official SDK."""
     from harness.bench import suite
     from harness.bench.table import markdown, targets_markdown
 
-    if from_json is not None and (quick or select):
-        raise UserError("--from-json reads a finished run; --quick and -k apply only to a new run")
+    if from_json is not None and (quick or select or million):
+        raise UserError("--from-json reads a finished run; --quick, --million and -k apply only to a new run")
     if out is not None and out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
     if from_json is None:
@@ -57,7 +64,7 @@ def command(quick: bool, out: Path | None, fmt: str, select: str | None, from_js
             result = suite.write_results(from_json, out)
         else:
             click.echo(f"harness bench: running {'quick ' if quick else ''}suite into {out}", err=True)
-            result = suite.run(out, quick=quick, select=select)
+            result = suite.run(out, quick=quick, select=select, million=million)
     except suite.BenchFailed as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "json":

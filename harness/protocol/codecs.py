@@ -9,6 +9,7 @@ byte-identical for identical inputs with a given codec.
 from __future__ import annotations
 
 import json
+import json.scanner
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,8 @@ def _json_codec() -> Codec:
     make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without _json
     ascii_string = json.encoder.encode_basestring_ascii
     decode_text = json.JSONDecoder().decode
+    make_scanner: Any = json.scanner.make_scanner  # typeshed types it as a class of itself
+    scan_once = make_scanner(json.JSONDecoder())
 
     def encode(obj: Any) -> bytes:
         # What encoder.encode does for a non-str without its Python frames: the C encoder
@@ -43,9 +46,16 @@ def _json_codec() -> Codec:
 
     def decode(data: bytes | str) -> Any:
         # json.loads detects the encoding of bytes; bytes that open with "{" and a non-NUL
-        # byte are UTF-8 to it, so decode them as it would and skip the detection.
+        # byte are UTF-8 to it, so decode them as it would, skip the detection, and scan
+        # the text directly. Anything but one whole object (trailing space, extra data, an
+        # error) goes to JSONDecoder.decode, which answers or raises as json.loads would.
         if type(data) is bytes and len(data) > 1 and data[0] == 0x7B and data[1]:
-            return decode_text(data.decode("utf-8", "surrogatepass"))
+            text = data.decode("utf-8", "surrogatepass")
+            try:
+                value, end = scan_once(text, 0)
+            except (StopIteration, ValueError):
+                return decode_text(text)
+            return value if end == len(text) else decode_text(text)
         return loads(data)
 
     return Codec("json", encode, decode)

@@ -124,6 +124,22 @@ def test_transport_tools_call(benchmark: BenchmarkFixture, codec: str) -> None:
 
 
 @pytest.mark.parametrize("codec", CODECS)
+def test_lean_tools_call(benchmark: BenchmarkFixture, codec: str) -> None:
+    """The reference point: the same round trip around a dispatcher that checks nothing."""
+    tag(
+        benchmark,
+        key=f"lean/tools/call/{codec}",
+        group="dispatch",
+        op="tools/call",
+        layer="lean",
+        codec=codec,
+        floor=f"floor/tools/call/{codec}",
+    )
+    reply = benchmark(w.lean_send(codec), w.CALL_ADD)
+    assert reply == {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "5"}]}}
+
+
+@pytest.mark.parametrize("codec", CODECS)
 def test_transport_initialize(benchmark: BenchmarkFixture, codec: str) -> None:
     server = w.demo_server()
     tag(

@@ -32,8 +32,11 @@ SCALING_PAIRS = 1 if QUICK else 3
 """The scaling cases' batch (in full runs about ten seconds on one worker, so that the pool's
 start-up -- a fresh interpreter per worker -- is small beside the work, as in a real run)
 and how many (1 worker, 2 workers) pairs they time."""
-MEMORY_SIZES = (1_000, 10_000) if QUICK else (1_000, 10_000, 100_000)
-"""Sessions per peak-memory case (10^6 takes longer than a benchmark run should)."""
+MEMORY_SIZES = ((1_000, 10_000) if QUICK else (1_000, 10_000, 100_000)) + (
+    (1_000_000,) if os.environ.get("HARNESS_BENCH_MILLION") == "1" else ()
+)
+"""Sessions per peak-memory case; 10^6 only on request (``harness bench --million``), as it
+takes longer than the rest of the suite together."""
 
 
 def _module(name: str) -> Any:

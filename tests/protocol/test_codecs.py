@@ -140,3 +140,15 @@ def test_json_decode_matches_json_loads(tail: bytes) -> None:
     for data in (b"{" + tail, b'{"a":' + tail, tail, b"\xef\xbb\xbf" + tail):
         # repr: a decoded NaN is not equal to itself
         assert repr(_outcome(get_codec("json").decode, data)) == repr(_outcome(json.loads, data))
+
+
+@given(
+    st.dictionaries(st.text(max_size=5), _JSON_VALUES, max_size=4),
+    st.sampled_from([b"", b" ", b"\n", b" \t\r\n", b"x", b"{}", b" 1", b"]", b"\x00"]),
+)
+def test_json_decode_of_a_whole_object_and_what_may_follow_it_matches_json_loads(
+    value: dict[str, Any], tail: bytes
+) -> None:
+    """The scanner shortcut: a whole object answers; trailing space or extra data as json.loads."""
+    data = json.dumps(value, separators=(",", ":")).encode() + tail
+    assert repr(_outcome(get_codec("json").decode, data)) == repr(_outcome(json.loads, data))
