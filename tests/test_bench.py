@@ -211,3 +211,28 @@ def test_a_new_run_without_the_dev_extras_says_how_to_get_them(monkeypatch: pyte
     result = CliRunner().invoke(command, ["--quick"])
     assert isinstance(result.exception, UserError)
     assert "needs pytest_benchmark: pip install -e '.[dev]'" in str(result.exception)
+
+
+# -- python -m harness.bench.profile ----------------------------------------------------------
+
+
+def test_the_profile_names_where_a_tools_call_spends_its_time() -> None:
+    from harness.bench.profile import profile
+
+    text = profile("call", "json", repeat=3000, top=40)
+    head, *rows = text.splitlines()
+    assert head.startswith("call (json), 3000 runs")
+    shares = [float(row.split("%", 1)[0]) for row in rows]
+    assert shares == sorted(shares, reverse=True)
+    assert 0 < sum(shares) <= 100.1  # shares of the workload's time, the profiler's own left out
+    assert any("MCPServer.handle" in row for row in rows)
+    assert not any("profile.py" in row for row in rows)  # the profiler's own loop is left out
+
+
+def test_the_profile_refuses_an_unknown_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.bench.profile import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["no-such-workload"])
+    assert exit_info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err

@@ -168,18 +168,25 @@ print(json.dumps({"ran": summary.ran, "errors": summary.harness_errors, "peak_kb
 def test_peak_memory(benchmark: BenchmarkFixture, sessions: int) -> None:
     _module("harness.batch")
     _module("harness.session")
-    found: dict[str, Any] = {}
+    done: list[subprocess.CompletedProcess[str]] = []
 
     def run() -> None:
-        proc = subprocess.run(
-            [sys.executable, "-c", _MEMORY_SCRIPT, str(sessions)], capture_output=True, text=True, check=False
+        # Never raises: a failed round would leave pytest-benchmark no timing to save, and its
+        # report would then crash over the real failure, which is checked below instead.
+        done.append(
+            subprocess.run(
+                [sys.executable, "-c", _MEMORY_SCRIPT, str(sessions)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
         )
-        if proc.returncode != 0:
-            raise RuntimeError(proc.stderr[-2000:])
-        found.update(json.loads(proc.stdout.strip().splitlines()[-1]))
 
     benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
-    assert found["ran"] == sessions and found["errors"] == 0
+    proc = done[0]
+    assert proc.returncode == 0, f"the {sessions}-session batch failed:\n{proc.stderr[-3000:]}"
+    found: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["ran"] == sessions and found["errors"] == 0, found
     tag(
         benchmark,
         key=f"memory/serial/{sessions}",
