@@ -183,6 +183,7 @@ class ResultsDir:
         for c in chunks:  # one schema at a time: a million-session run has ten thousand chunks
             schema = pa.unify_schemas([schema, pq.read_schema(c)], promote_options="permissive")
         tmp = self.path / f".{SESSIONS}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        pool = pa.default_memory_pool()
         with pq.ParquetWriter(tmp, schema) as writer:
             # Chunks are small; gather them into row groups of ROW_GROUP rows, so memory is
             # bounded by one row group and the file's metadata by the number of groups.
@@ -195,6 +196,9 @@ class ResultsDir:
                 if rows >= ROW_GROUP:
                     writer.write_table(pa.concat_tables(pending))
                     pending, rows = [], 0
+                    # Arrow's allocator keeps what it freed; over ten thousand chunks that
+                    # would grow the peak with the run's size, so hand it back each group.
+                    pool.release_unused()
             if pending:
                 writer.write_table(pa.concat_tables(pending))
         os.replace(tmp, self.path / SESSIONS)
@@ -207,11 +211,16 @@ class ResultsDir:
         keys = [k for k in self.key_columns() if k not in ("strategy", "host")]
         digest = hashlib.sha256()
         rows = errors = 0
+        pool = pa.default_memory_pool()
         for f in files:
             pf = pq.ParquetFile(f)
             names = set(pf.schema_arrow.names)
             cols = [c for c in [*keys, "status", "fault_schedule_hash"] if c in names]
-            for batch in pf.iter_batches(columns=cols, batch_size=8192):
+            # One row group at a time, handing the allocator's freed memory back after each
+            # (iter_batches reads ahead, and what it frees stays with Arrow otherwise).
+            for group in range(pf.num_row_groups):
+                batch = pf.read_row_group(group, columns=cols, use_threads=False)
+                pool.release_unused()
                 data = batch.to_pydict()
                 rows += batch.num_rows
                 errors += sum(1 for s in data.get("status", []) if s == "harness_error")
