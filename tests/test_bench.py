@@ -236,3 +236,17 @@ def test_the_profile_refuses_an_unknown_workload(capsys: pytest.CaptureFixture[s
         main(["no-such-workload"])
     assert exit_info.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_the_failed_cases_are_read_from_pytests_short_summary() -> None:
+    from harness.bench.suite import failed_cases
+
+    log = (
+        "...F.\n=== short test summary info ===\n"
+        "FAILED tests/benchmarks/test_sessions.py::test_peak_memory[1000000] - Failed: Timeout\n"
+        "1 failed, 138 passed in 900.0s\n"
+    )
+    assert failed_cases(log) == (
+        "tests/benchmarks/test_sessions.py::test_peak_memory[1000000] - Failed: Timeout",
+    )
+    assert failed_cases("....\n4 passed\n") == ()

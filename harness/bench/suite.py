@@ -44,6 +44,8 @@ FULL_OPTIONS: tuple[str, ...] = (
 )
 """pytest-benchmark's defaults with warm-up on: a few minutes for the suite."""
 
+EXIT_TESTS_FAILED = 1
+"""pytest's exit status when some cases failed (the others' figures are still in the JSON)."""
 EXIT_NO_TESTS = 5
 """pytest's exit status when nothing was collected (say, a ``-k`` that matches nothing)."""
 
@@ -61,10 +63,14 @@ def default_out(root: Path = Path("results")) -> Path:
     return root / f"bench-{datetime.now():%Y%m%dT%H%M%S}"
 
 
-def run_pytest(out: Path, *, quick: bool, select: str | None = None, million: bool = False) -> Path:
+def run_pytest(
+    out: Path, *, quick: bool, select: str | None = None, million: bool = False
+) -> tuple[Path, tuple[str, ...]]:
     """Run the suite into ``out/benchmark.json``; pytest's output goes to ``out/pytest.log``.
 
-    ``million`` adds the 10^6-session peak-memory case (``HARNESS_BENCH_MILLION=1``).
+    Returns the JSON and the cases that failed: a failed case costs its own row, not
+    the run's (``tests/benchmarks/conftest.py``). ``million`` adds the 10^6-session
+    peak-memory case (``HARNESS_BENCH_MILLION=1``).
     """
     suite = benchmarks_dir()
     out.mkdir(parents=True, exist_ok=True)
@@ -99,10 +105,16 @@ def run_pytest(out: Path, *, quick: bool, select: str | None = None, million: bo
         raise UserError(
             f"no benchmark matches -k {select!r}" if select else f"no benchmarks found in {suite}"
         )
-    if rc != 0 or not report.is_file():
-        tail = log.read_text(errors="replace").strip().splitlines()[-15:]
+    text = log.read_text(errors="replace")
+    if rc not in (0, EXIT_TESTS_FAILED) or not report.is_file():
+        tail = text.strip().splitlines()[-15:]
         raise BenchFailed(f"the benchmark run failed (exit {rc}); see {log}:\n" + "\n".join(tail))
-    return report
+    return report, failed_cases(text)
+
+
+def failed_cases(log: str) -> tuple[str, ...]:
+    """The ``FAILED`` lines of pytest's short summary, without the word."""
+    return tuple(line[len("FAILED ") :] for line in log.splitlines() if line.startswith("FAILED "))
 
 
 class BenchFailed(Exception):
@@ -117,9 +129,11 @@ class BenchResult:
     table: pd.DataFrame
     summary: dict[str, Any]
     figures: tuple[Path, ...]
+    failed: tuple[str, ...] = ()
+    """Cases that failed in this run (their rows are missing; pytest.log says why)."""
 
 
-def write_results(report_path: Path, out: Path) -> BenchResult:
+def write_results(report_path: Path, out: Path, failed: tuple[str, ...] = ()) -> BenchResult:
     """Derive the table, summary and plots from a pytest-benchmark JSON and write them to ``out``."""
     try:
         report = json.loads(report_path.read_text())
@@ -135,10 +149,11 @@ def write_results(report_path: Path, out: Path) -> BenchResult:
     df.to_parquet(out / "bench.parquet", index=False)
     info = summary(df)
     info["machine"] = _machine(report)
+    info["failed"] = list(failed)
     (out / "summary.json").write_text(json.dumps(info, indent=2) + "\n")
     (out / "summary.md").write_text(markdown(df) + "\n" + targets_markdown(info))
     figures = tuple(plots.draw_all(df, out))
-    return BenchResult(out, df, info, figures)
+    return BenchResult(out, df, info, figures, failed)
 
 
 def _machine(report: dict[str, Any]) -> dict[str, Any]:
@@ -155,4 +170,5 @@ def _machine(report: dict[str, Any]) -> dict[str, Any]:
 
 def run(out: Path, *, quick: bool, select: str | None = None, million: bool = False) -> BenchResult:
     """Run the suite and write every result file into ``out``."""
-    return write_results(run_pytest(out, quick=quick, select=select, million=million), out)
+    report, failed = run_pytest(out, quick=quick, select=select, million=million)
+    return write_results(report, out, failed)

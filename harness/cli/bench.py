@@ -69,12 +69,17 @@ def command(
         raise click.ClickException(str(exc)) from None
     if fmt == "json":
         click.echo(json.dumps({**result.summary, "out": str(result.out)}, sort_keys=True))
-        return
-    if fmt == "markdown":
+    elif fmt == "markdown":
         click.echo(markdown(result.table, keys=None), nl=False)
-        return
-    click.echo(markdown(result.table))
-    click.echo(targets_markdown(result.summary), nl=False)
-    click.echo(f"\n{len(result.table)} figures in {result.out / 'bench.csv'}; plots:", err=True)
-    for path in result.figures:
-        click.echo(f"  {path}", err=True)
+    else:
+        click.echo(markdown(result.table))
+        click.echo(targets_markdown(result.summary), nl=False)
+        click.echo(f"\n{len(result.table)} figures in {result.out / 'bench.csv'}; plots:", err=True)
+        for path in result.figures:
+            click.echo(f"  {path}", err=True)
+    if result.failed:
+        shown = "\n  ".join(result.failed)
+        raise click.ClickException(
+            f"{len(result.failed)} case(s) failed; every other figure is written. "
+            f"See {result.out / 'pytest.log'}:\n  {shown}"
+        )

@@ -164,6 +164,7 @@ print(json.dumps({"ran": summary.ran, "errors": summary.harness_errors, "peak_kb
 """
 
 
+@pytest.mark.timeout(3600)  # 10^6 sessions take about a quarter of an hour on one core
 @pytest.mark.parametrize("sessions", MEMORY_SIZES)
 def test_peak_memory(benchmark: BenchmarkFixture, sessions: int) -> None:
     _module("harness.batch")
