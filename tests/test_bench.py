@@ -224,7 +224,8 @@ def test_the_profile_names_where_a_tools_call_spends_its_time() -> None:
     assert head.startswith("call (json), 3000 runs")
     shares = [float(row.split("%", 1)[0]) for row in rows]
     assert shares == sorted(shares, reverse=True)
-    assert 0 < sum(shares) <= 100.1  # shares of the workload's time, the profiler's own left out
+    # Shares of the workload's time (the profiler's own left out), each rounded to 0.1.
+    assert 0 < sum(shares) <= 100 + 0.05 * len(shares)
     assert any("MCPServer.handle" in row for row in rows)
     assert not any("profile.py" in row for row in rows)  # the profiler's own loop is left out
 
