@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,6 +38,34 @@ class Cell:
     def label(self) -> str:
         extra = "".join(f"__{k}={v}" for k, v in self.params)
         return f"{self.scenario}__{self.agent}__{self.strategy}__{self.host}__{self.seed}{extra}"
+
+
+class _Span(Mapping[int, int]):
+    """The positions of consecutive seeds, computed: a dict of them would cost about 70 bytes
+    a seed, which at a million-session grid is most of what the runner holds."""
+
+    __slots__ = ("start", "stop")
+
+    def __init__(self, start: int, stop: int) -> None:
+        self.start, self.stop = start, stop
+
+    def __getitem__(self, seed: int) -> int:
+        if isinstance(seed, int) and self.start <= seed < self.stop:
+            return seed - self.start
+        raise KeyError(seed)
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.start, self.stop))
+
+
+def _seed_positions(seeds: tuple[int, ...]) -> Mapping[int, int]:
+    first = seeds[0] if seeds else 0
+    if all(type(seed) is int and seed == first + i for i, seed in enumerate(seeds)):
+        return _Span(first, first + len(seeds))
+    return {seed: i for i, seed in enumerate(seeds)}
 
 
 @dataclass(frozen=True)
@@ -72,10 +100,10 @@ class Grid:
         return list(self.iter_cells())
 
     @functools.cached_property
-    def _positions(self) -> tuple[dict[Any, int], ...]:
+    def _positions(self) -> tuple[Mapping[Any, int], ...]:
         sweep_values = list(itertools.product(*(values for _, values in self.sweeps)))
-        axes = (self.scenarios, self.agents, self.strategies, self.hosts, sweep_values, self.seeds)
-        return tuple({v: i for i, v in enumerate(axis)} for axis in axes)
+        axes = (self.scenarios, self.agents, self.strategies, self.hosts, sweep_values)
+        return (*({v: i for i, v in enumerate(axis)} for axis in axes), _seed_positions(self.seeds))
 
     def index(self, cell: Cell) -> int:
         """The cell's position in :meth:`iter_cells` order, computed, not searched."""
