@@ -102,6 +102,7 @@ def test_fastmcp_tools_call(benchmark: BenchmarkFixture) -> None:
             op="tools/call",
             layer="fastmcp",
             batch=w.OFFICIAL_BATCH,
+            peer="official/tools/call",  # where FastMCP stands beside the official SDK
         )
         benchmark(client.calls)
     finally:

@@ -2,13 +2,17 @@
 
 The server recognises a well-formed request without ``check_envelope``, skips the
 tools/call lattice for a registered, allow-listed tool, accepts plainly typed
-arguments without the compiled validator and shares one validator among equal
-schemas. Each test holds a shortcut against the slow path it replaces.
+arguments without the compiled validator, shares one validator among equal
+schemas and checks a tool result's JSON-ability in C before walking it. Each
+test holds a shortcut against the slow path it replaces.
 """
 
 from __future__ import annotations
 
 import copy
+import datetime
+import enum
+import uuid
 from typing import Any
 
 import fastjsonschema
@@ -17,6 +21,7 @@ from hypothesis import strategies as st
 
 from harness.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND
 from harness.protocol.lifecycle import State
+from harness.protocol.payload import MAX_RESULT_DEPTH, _check_by_walking, check_payload
 from harness.protocol.server import CALL_LATTICE, MCPServer
 from harness.protocol.tools import Tool, _describe, compile_schema
 
@@ -134,3 +139,74 @@ def test_the_envelope_shortcut_answers_every_shape_as_the_full_checks_do(message
         server.add_tool("ok", lambda: "fine")
     assert fast.handle(copy.deepcopy(message)) == slow.handle(_SlowDict(copy.deepcopy(message)))
     assert fast.state is slow.state
+
+
+# -- tool results: check_payload's C check against the walk ---------------------------------
+
+
+class _Colour(enum.Enum):
+    RED = 1
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),  # past 64 bits too, which orjson refuses and json prints
+    st.floats(),  # NaN and infinities included
+    st.text(),
+    st.sampled_from(
+        [_Colour.RED, uuid.UUID(int=7), datetime.date(2026, 1, 1), b"raw", {1, 2}, _Text("t"), _Number(3)]
+    ),
+)
+_keys = st.one_of(st.text(max_size=3), st.integers(0, 3), st.booleans(), st.none(), st.just(_Text("k")))
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(_keys, inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+def _verdict(check: Any, value: Any, max_bytes: int | None) -> tuple[str, str] | None:
+    try:
+        check(value, max_bytes, MAX_RESULT_DEPTH)
+    except (TypeError, ValueError) as exc:
+        return type(exc).__name__, str(exc)
+    return None
+
+
+@given(_values, st.sampled_from([None, 10, 100, 10_000]))
+def test_the_result_check_gives_the_walks_verdict_and_message(value: Any, max_bytes: int | None) -> None:
+    assert _verdict(check_payload, value, max_bytes) == _verdict(_check_by_walking, value, max_bytes)
+
+
+def _nested(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_the_result_check_keeps_the_depth_limit_at_every_level_near_it() -> None:
+    # orjson stops at 254 levels, the walk at MAX_RESULT_DEPTH (256): on each side of both
+    # limits the answer is the walk's, and a cycle is refused as too deep.
+    for levels in range(250, MAX_RESULT_DEPTH + 3):
+        value = _nested(levels)
+        assert _verdict(check_payload, value, 10**6) == _verdict(_check_by_walking, value, 10**6)
+    assert _verdict(check_payload, _nested(MAX_RESULT_DEPTH), 10**6) is None
+    assert _verdict(check_payload, _nested(MAX_RESULT_DEPTH + 1), 10**6) is not None
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    verdict = _verdict(check_payload, {"me": cycle}, 10**6)
+    assert verdict is not None and "cycle" in verdict[1]
