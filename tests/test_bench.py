@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from helpers.paths import HARNESS, REPO_ROOT
 
-from harness.bench.table import COLUMNS, markdown, summary, tag, tidy
+from harness.bench.table import COLUMNS, markdown, summary, tag, targets_markdown, tidy
 from harness.cli.bench import command
 from harness.errors import UserError
 
@@ -122,6 +122,46 @@ def test_the_summary_names_the_two_headline_ratios_and_judges_the_targets() -> N
         targets["sessions/scripted-20"]["measured"] is None and targets["sessions/scripted-20"]["met"] is None
     )
     json.dumps(info)  # the --format json object must serialize
+
+
+def test_each_target_stands_beside_the_ceiling_its_own_run_allows() -> None:
+    info = summary(
+        tidy(
+            _report(
+                _bench("floor/tools/call/json", 1e-5, layer="floor", codec="json"),
+                _bench(
+                    "client/tools/call/json", 4e-5, floor="floor/tools/call/json", peer="official/tools/call"
+                ),
+                _bench("official/tools/call", 0.05, layer="official", batch=50),
+                _bench("floor/session-20/json", 1e-3, layer="floor", op="session-20"),
+                _bench("lean/tools/call/orjson", 2e-5, floor="floor/tools/call/orjson"),
+            )
+        )
+    )
+    targets = {t["key"]: t for t in info["targets"]}
+    # the floor's 100 k/s over the official SDK's 1 k/s: even a free client would be 100 x
+    call = targets["client/tools/call/json"]
+    assert call["ceiling"] == pytest.approx(100.0) and call["reachable"] is True and call["met"] is False
+    assert "official SDK" in call["ceiling_of"]
+    # the codec alone does 1,000 scripted sessions' messages a second: 2,000 is out of reach here
+    scripted = targets["sessions/scripted-20"]
+    assert scripted["ceiling"] == pytest.approx(1000.0) and scripted["reachable"] is False
+    assert scripted["measured"] is None and scripted["met"] is None
+    # a ceiling whose row (or whose floor) did not run is not guessed
+    assert targets["transport/tools/call/orjson"]["ceiling"] is None
+    assert targets["session/json"]["ceiling"] is None and targets["session/json"]["reachable"] is None
+    text = targets_markdown(info)
+    assert "| tools/call, x the official SDK | 25 | 40 | no | 100 |" in text
+
+
+def test_a_quick_run_is_known_from_its_options_and_says_so_under_the_targets() -> None:
+    from harness.bench.suite import is_quick
+
+    quick, full = (_report({**_bench("a", 1.0), "options": {"max_time": seconds}}) for seconds in (0.05, 1.0))
+    assert is_quick(quick) and not is_quick(full) and not is_quick(REPORT)
+    info = summary(tidy(REPORT))
+    assert "--quick" not in targets_markdown(info)
+    assert "Judge the targets from a full run" in targets_markdown({**info, "quick": True})
 
 
 def test_markdown_shows_the_rate_and_ratios_of_each_row() -> None:

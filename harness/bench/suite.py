@@ -149,11 +149,19 @@ def write_results(report_path: Path, out: Path, failed: tuple[str, ...] = ()) ->
     df.to_parquet(out / "bench.parquet", index=False)
     info = summary(df)
     info["machine"] = _machine(report)
+    info["quick"] = is_quick(report)
     info["failed"] = list(failed)
     (out / "summary.json").write_text(json.dumps(info, indent=2) + "\n")
     (out / "summary.md").write_text(markdown(df) + "\n" + targets_markdown(info))
     figures = tuple(plots.draw_all(df, out))
     return BenchResult(out, df, info, figures, failed)
+
+
+def is_quick(report: dict[str, Any]) -> bool:
+    """Whether ``report`` came from ``--quick`` (pytest-benchmark keeps each case's max_time)."""
+    quick_time = float(QUICK_OPTIONS[0].partition("=")[2])
+    times = [(b.get("options") or {}).get("max_time") for b in report["benchmarks"]]
+    return any(isinstance(t, int | float) and t <= quick_time for t in times)
 
 
 def _machine(report: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import io
+import json
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Iterator, Sequence
@@ -161,6 +163,24 @@ def floor(codec: str, pairs: Sequence[tuple[Message, Message]]) -> Op:
     return many
 
 
+def wire_floor(codec: str, messages: Sequence[Message]) -> Op:
+    """Serialize and parse every message of a recorded session with ``codec``, and nothing else.
+
+    The floor of a whole session: what its wire traffic costs in the codec alone,
+    so a session's ratio to it says what the dispatch, the client and the agent keep.
+    """
+    c = get_codec(codec)
+    encode, decode = c.encode, c.decode
+
+    def op() -> object:
+        out: object = None
+        for message in messages:
+            out = decode(encode(message))
+        return out
+
+    return op
+
+
 def lean_send(codec: str) -> Callable[[Message], Message]:
     """The floor's round trip around a dispatcher that checks nothing: the ceiling for dispatch.
 
@@ -266,6 +286,17 @@ def our_session(codec: str = "json", *, build: bool = False) -> Op:
         return result
 
     return op
+
+
+def session_messages() -> list[Message]:
+    """Every message one :func:`our_session` puts on the wire, in order, as parsed dicts."""
+    wires: list[bytes] = []
+    server = build_demo_server()
+    client = MCPClient(InMemoryTransport(server, "json", tap=lambda _direction, data: wires.append(data)))
+    client.initialize()
+    client.call_tool("add", {"x": 2, "y": 3})
+    client.close()
+    return [json.loads(data) for data in wires]
 
 
 def client_call(codec: str) -> tuple[Op, MCPClient]:
@@ -403,7 +434,7 @@ def official_session(server: Any, runner: asyncio.Runner, mode: str = "auto") ->
 # -- scripted sessions and batches (harness.session, harness.batch) -------------------------
 
 
-def protocol_session(calls: int) -> Op:
+def protocol_session(calls: int, tap: Callable[[str, bytes], None] | None = None) -> Op:
     """A scripted session at the protocol level: lab, handshake, tools/list, ``calls`` calls, close.
 
     Calls alternate between ``add`` and ``weather`` (every fourth asks for a city
@@ -412,7 +443,7 @@ def protocol_session(calls: int) -> Op:
     cities = ("Oslo", "Paris", "Lima", "Atlantis")
 
     def op() -> object:
-        client = MCPClient(InMemoryTransport(build_demo_server(), "json"))
+        client = MCPClient(InMemoryTransport(build_demo_server(), "json", tap=tap))
         client.initialize()
         client.list_tools()
         done = 0
@@ -426,6 +457,13 @@ def protocol_session(calls: int) -> Op:
         return done
 
     return op
+
+
+def protocol_messages(calls: int) -> list[Message]:
+    """Every message one :func:`protocol_session` puts on the wire, in order, as parsed dicts."""
+    wires: list[bytes] = []
+    protocol_session(calls, tap=lambda _direction, data: wires.append(data))()
+    return [json.loads(data) for data in wires]
 
 
 def twenty_call_scenario() -> Any:
@@ -445,6 +483,18 @@ def twenty_call_scenario() -> Any:
         "task": {"prompt": "Look up the weather twenty times.", "subgoals": subgoals},
     }
     return parse_scenario(data, shown="<bench: twenty calls>")
+
+
+def scripted_messages(scenario: Any, seed: int = 0) -> list[Message]:
+    """Every wire message of one ``naive`` session of ``scenario``, read back from its trace."""
+    from harness.session import run_session
+
+    trace = io.BytesIO()
+    result = run_session(scenario, "naive", "is_error", seed, trace=trace)
+    if result.status != "ok":
+        raise RuntimeError(f"the session did not run: {result.status} {result.error}")
+    records = [json.loads(line) for line in trace.getvalue().splitlines()]
+    return [r["msg"] for r in records if r["dir"] in ("c2s", "s2c")]
 
 
 def batch_grid(sessions: int) -> Any:

@@ -62,6 +62,14 @@ def test_official_session(
 
 
 @pytest.mark.parametrize("codec", available_codecs())
+def test_session_floor(benchmark: BenchmarkFixture, codec: str) -> None:
+    """The codec alone on one session's messages (initialize, initialized, tools/call and replies)."""
+    messages = w.session_messages()
+    tag(benchmark, key=f"floor/session/{codec}", group="floor", op="session", layer="floor", codec=codec)
+    assert benchmark(w.wire_floor(codec, messages)) == messages[-1]
+
+
+@pytest.mark.parametrize("codec", available_codecs())
 def test_our_session(benchmark: BenchmarkFixture, codec: str) -> None:
     tag(
         benchmark,
@@ -70,6 +78,7 @@ def test_our_session(benchmark: BenchmarkFixture, codec: str) -> None:
         op="session",
         layer="session",
         codec=codec,
+        floor=f"floor/session/{codec}",
         peer="official/session",
     )
     result = benchmark(w.our_session(codec))
@@ -85,6 +94,7 @@ def test_our_session_building_the_lab(benchmark: BenchmarkFixture) -> None:
         op="session",
         layer="session-build",
         codec="json",
+        floor="floor/session/json",
         peer="official/session",
     )
     result = benchmark(w.our_session("json", build=True))

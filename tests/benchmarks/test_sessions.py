@@ -46,6 +46,13 @@ def _module(name: str) -> Any:
         pytest.skip(f"{name} is not available yet: {exc}")
 
 
+def test_protocol_session_floor(benchmark: BenchmarkFixture) -> None:
+    """The json codec alone on the wire messages of one protocol-level 20-call session."""
+    messages = w.protocol_messages(20)
+    tag(benchmark, key="floor/protocol-20/json", group="floor", op="session-20", layer="floor", codec="json")
+    assert benchmark(w.wire_floor("json", messages)) == messages[-1]
+
+
 def test_protocol_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
     tag(
         benchmark,
@@ -54,9 +61,18 @@ def test_protocol_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
         op="session-20",
         layer="protocol",
         codec="json",
+        floor="floor/protocol-20/json",
     )
     result = benchmark(w.protocol_session(20))
     assert result == 20
+
+
+def test_scripted_session_floor(benchmark: BenchmarkFixture) -> None:
+    """The json codec alone on the wire messages of one scripted 20-call session."""
+    _module("harness.session")
+    messages = w.scripted_messages(w.twenty_call_scenario())
+    tag(benchmark, key="floor/session-20/json", group="floor", op="session-20", layer="floor", codec="json")
+    assert benchmark(w.wire_floor("json", messages)) == messages[-1]
 
 
 def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
@@ -72,6 +88,7 @@ def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
         op="session-20",
         layer="run_session",
         codec="json",
+        floor="floor/session-20/json",
     )
     seeds = iter(range(10**9))
     result = benchmark(lambda: session.run_session(scenario, "naive", "is_error", next(seeds)))
