@@ -13,8 +13,8 @@ Per group (``by`` columns, plus any swept parameter) and strategy:
   params) pairs only: the success difference with a bootstrap interval, and
   McNemar's exact test (a binomial test on the discordant pairs).
 
-Resampling uses a Generator seeded from ``seed``, so the same table gives the
-same intervals.
+Resampling uses a Generator seeded from ``seed``, over the sessions in key order,
+so the same sessions give the same intervals in whatever order their rows come.
 """
 
 from __future__ import annotations
@@ -119,6 +119,11 @@ def compare(
             df[col] = pd.to_numeric(df[col], errors="coerce").fillna(0)
     pair_cols = [c for c in [*KEY_COLUMNS, *params] if c != "strategy" and c in df.columns]
     task_cols = [c for c in [*TASK_COLUMNS, *params] if c in df.columns]
+    # Rows arrive in whatever order they were written (workers finish when they finish; a
+    # resumed run appends the rest). Resampling draws positions, so the sessions are put in
+    # key order first: every interval is then a function of the sessions alone.
+    key_cols = [c for c in [*KEY_COLUMNS, *params] if c in df.columns]
+    df = df.sort_values(key_cols, kind="stable", na_position="last").reset_index(drop=True)
 
     rows: list[dict[str, Any]] = []
     grouped = df.groupby(groups, dropna=False, sort=True) if groups else [((), df)]

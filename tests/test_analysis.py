@@ -97,6 +97,22 @@ def test_the_same_table_gives_the_same_intervals() -> None:
     pd.testing.assert_frame_equal(compare(df), compare(df))
 
 
+@pytest.mark.parametrize("order", [3, 7, 11])
+def test_the_same_sessions_in_any_row_order_give_the_same_table(order: int) -> None:
+    # Rows come in the order workers finished them, and a resumed run appends the rest:
+    # every interval must be a function of the sessions, not of where their rows landed.
+    df = pd.concat(
+        [
+            table([True, False, True] * 7, [False, True, False] * 7, agent="reader"),
+            table([True, True, False] * 7, [False, False, True] * 7, agent="naive"),
+        ],
+        ignore_index=True,
+    )
+    expected = compare(df, by=("agent",))
+    shuffled = df.sample(frac=1.0, random_state=order)
+    pd.testing.assert_frame_equal(compare(shuffled, by=("agent",)), expected)
+
+
 def test_display_and_markdown_show_intervals() -> None:
     out = compare(table([True] * 6, [True, False] * 3))
     md = to_markdown(display_frame(out, k=3))
