@@ -129,19 +129,23 @@ def test_each_target_stands_beside_the_ceiling_its_own_run_allows() -> None:
         tidy(
             _report(
                 _bench("floor/tools/call/json", 1e-5, layer="floor", codec="json"),
+                _bench("checked/tools/call/json", 2e-5, floor="floor/tools/call/json"),
                 _bench(
                     "client/tools/call/json", 4e-5, floor="floor/tools/call/json", peer="official/tools/call"
                 ),
                 _bench("official/tools/call", 0.05, layer="official", batch=50),
                 _bench("floor/session-20/json", 1e-3, layer="floor", op="session-20"),
-                _bench("lean/tools/call/orjson", 2e-5, floor="floor/tools/call/orjson"),
+                _bench("checked/tools/call/orjson", 2e-5, floor="floor/tools/call/orjson"),
             )
         )
     )
     targets = {t["key"]: t for t in info["targets"]}
-    # the floor's 100 k/s over the official SDK's 1 k/s: even a free client would be 100 x
+    # the checked reference's 50 k/s over the official SDK's 1 k/s: a client path could be 50 x
     call = targets["client/tools/call/json"]
-    assert call["ceiling"] == pytest.approx(100.0) and call["reachable"] is True and call["met"] is False
+    assert call["ceiling"] == pytest.approx(50.0) and call["reachable"] is True and call["met"] is False
+    # the json floor ratio's ceiling is the checked reference's own ratio to the floor
+    assert targets["transport/tools/call/json"]["ceiling"] == pytest.approx(0.5)
+    assert targets["transport/tools/call/json"]["reachable"] is False
     assert "official SDK" in call["ceiling_of"]
     # the codec alone does 1,000 scripted sessions' messages a second: 2,000 is out of reach here
     scripted = targets["sessions/scripted-20"]
@@ -151,7 +155,7 @@ def test_each_target_stands_beside_the_ceiling_its_own_run_allows() -> None:
     assert targets["transport/tools/call/orjson"]["ceiling"] is None
     assert targets["session/json"]["ceiling"] is None and targets["session/json"]["reachable"] is None
     text = targets_markdown(info)
-    assert "| tools/call, x the official SDK | 25 | 40 | no | 100 |" in text
+    assert "| tools/call, x the official SDK | 25 | 40 | no | 50 |" in text
 
 
 def test_a_quick_run_is_known_from_its_options_and_says_so_under_the_targets() -> None:
@@ -162,6 +166,24 @@ def test_a_quick_run_is_known_from_its_options_and_says_so_under_the_targets() -
     info = summary(tidy(REPORT))
     assert "--quick" not in targets_markdown(info)
     assert "Judge the targets from a full run" in targets_markdown({**info, "quick": True})
+
+
+@pytest.mark.parametrize("codec", ["json", "orjson"])
+def test_the_checked_reference_answers_as_the_transport_does_and_only_that(codec: str) -> None:
+    from harness.bench import workloads as w
+    from harness.protocol.memory import InMemoryTransport
+
+    send = w.checked_send(codec)
+    assert send(w.CALL_ADD) == InMemoryTransport(w.demo_server(), codec).send(w.CALL_ADD)
+    params = w.CALL_ADD["params"]
+    for off_path in (
+        {**w.CALL_ADD, "jsonrpc": "1.0"},
+        {**w.CALL_ADD, "method": "tools/nope"},
+        {**w.CALL_ADD, "params": {**params, "name": "nope"}},
+        {**w.CALL_ADD, "params": {**params, "arguments": {"x": "2", "y": 3}}},
+    ):
+        with pytest.raises(ValueError):
+            send(off_path)
 
 
 def test_markdown_shows_the_rate_and_ratios_of_each_row() -> None:

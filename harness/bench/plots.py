@@ -99,7 +99,7 @@ def tool_count(df: pd.DataFrame, out: Path) -> Path | None:
 
 
 def per_codec(df: pd.DataFrame, out: Path) -> Path | None:
-    layers = ("floor", "lean", "transport", "client")
+    layers = ("floor", "lean", "checked", "transport", "client")
     rows = df[(df["op"] == "tools/call") & df["layer"].isin(layers)]
     if rows.empty:
         return None

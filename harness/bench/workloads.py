@@ -207,6 +207,93 @@ def lean_send(codec: str) -> Callable[[Message], Message]:
     return send
 
 
+def checked_send(codec: str) -> Callable[[Message], Message]:
+    """The lean round trip plus every check the transport's tools/call makes, in one function.
+
+    The other reference point, between ``lean`` and ``transport``: the same decisions
+    as ``InMemoryTransport.send`` -> ``MCPServer.handle`` -> ``_call_tool`` for a
+    well-formed tools/call (dead-server flag, tap, envelope, handshake gate from
+    :mod:`harness.protocol.lifecycle`'s table, method table, tool name, allow-list,
+    arguments, the tool's own schema check, the strategy's ``try``, the result-size
+    guard, the notification outbox), written out inline with no calls between them.
+    It answers only that request and raises on anything else: it is a measurement of
+    what the checks cost without the structure around them (functions, modules), not
+    a second dispatcher. ``checked`` minus ``lean`` is the price of the checks;
+    ``transport`` minus ``checked`` the price of the structure.
+    """
+    c = get_codec(codec)
+    encode, decode = c.encode, c.decode
+    server = demo_server()
+    tools, gate, methods = server.tools, _gate_rows(), MCPServer._methods
+    id_types, max_bytes = frozenset({int, str}), server.max_result_bytes
+    no_params: dict[str, Any] = {}
+    crashed: BaseException | None = None
+    tap: Callable[[str, bytes], None] | None = None
+    outbox: list[Message] = []
+
+    def send(message: Message) -> Message:
+        if crashed is not None:
+            raise RuntimeError("server is dead")
+        wire = encode(message)
+        if tap is not None:
+            tap("c2s", wire)
+        request = decode(wire)
+        if not (
+            type(request) is dict
+            and type(request.get("id")) in id_types
+            and type(request.get("method")) is str
+            and request.get("jsonrpc") == "2.0"
+            and type(request.get("params", no_params)) is dict
+        ):
+            raise ValueError("not a well-formed request")
+        method = request["method"]
+        row = gate[server.state]
+        if (row[method] if method in row else row["*"]) is not None or methods.get(method) is None:
+            raise ValueError("gated or unknown method")
+        params = request.get("params") or {}
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise ValueError("no tool name")
+        tool = tools.get(name)
+        allowed = server.allowed_tools
+        if tool is None or (allowed is not None and name not in allowed):
+            raise ValueError("unknown or forbidden tool")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
+            raise ValueError("arguments are not an object")
+        if tool.argument_problem(arguments) is not None:
+            raise ValueError("invalid arguments")
+        try:
+            value = tool.fn(**arguments)
+        except Exception:
+            raise ValueError("the tool raised") from None
+        if not (type(value) is str and len(value) * 4 <= max_bytes):
+            raise ValueError("not a small text result")
+        reply = {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"content": [{"type": "text", "text": value}]},
+        }
+        if outbox:
+            raise ValueError("notifications pending")
+        wire = encode(reply)
+        if tap is not None:
+            tap("s2c", wire)
+        parsed: Message = decode(wire)
+        return parsed
+
+    return send
+
+
+def _gate_rows() -> dict[State, dict[str, str | None]]:
+    """The handshake gate regrouped by state, as :func:`harness.protocol.lifecycle.check_request` reads it."""
+    from harness.protocol.lifecycle import REQUEST_GATE
+
+    return {state: {m: rule for (st, m), rule in REQUEST_GATE.items() if st is state} for state in State}
+
+
 def exchange(server: MCPServer, request: Message) -> list[tuple[Message, Message]]:
     """The one (request, reply) pair ``server`` produces for ``request``."""
     reply = server.handle(request)

@@ -140,6 +140,22 @@ def test_lean_tools_call(benchmark: BenchmarkFixture, codec: str) -> None:
 
 
 @pytest.mark.parametrize("codec", CODECS)
+def test_checked_tools_call(benchmark: BenchmarkFixture, codec: str) -> None:
+    """The other reference point: the lean round trip plus every check, inlined (no structure)."""
+    tag(
+        benchmark,
+        key=f"checked/tools/call/{codec}",
+        group="dispatch",
+        op="tools/call",
+        layer="checked",
+        codec=codec,
+        floor=f"floor/tools/call/{codec}",
+    )
+    reply = benchmark(w.checked_send(codec), w.CALL_ADD)
+    assert reply == {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "5"}]}}
+
+
+@pytest.mark.parametrize("codec", CODECS)
 def test_transport_initialize(benchmark: BenchmarkFixture, codec: str) -> None:
     server = w.demo_server()
     tag(
