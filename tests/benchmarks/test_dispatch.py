@@ -123,35 +123,27 @@ def test_transport_tools_call(benchmark: BenchmarkFixture, codec: str) -> None:
     assert reply is not None and reply["result"]["content"][0]["text"] == "5"
 
 
-@pytest.mark.parametrize("codec", CODECS)
-def test_lean_tools_call(benchmark: BenchmarkFixture, codec: str) -> None:
-    """The reference point: the same round trip around a dispatcher that checks nothing."""
-    tag(
-        benchmark,
-        key=f"lean/tools/call/{codec}",
-        group="dispatch",
-        op="tools/call",
-        layer="lean",
-        codec=codec,
-        floor=f"floor/tools/call/{codec}",
-    )
-    reply = benchmark(w.lean_send(codec), w.CALL_ADD)
-    assert reply == {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "5"}]}}
+REFERENCES: dict[str, Callable[[str], Callable[[Message], Message]]] = {
+    "lean": w.lean_send,
+    "checked": w.checked_send,
+}
+"""The two reference points beside the transport: a dispatcher that checks nothing, and the
+same round trip with every check the transport makes, inlined into one function."""
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_checked_tools_call(benchmark: BenchmarkFixture, codec: str) -> None:
-    """The other reference point: the lean round trip plus every check, inlined (no structure)."""
+@pytest.mark.parametrize("layer", list(REFERENCES))
+def test_reference_tools_call(benchmark: BenchmarkFixture, layer: str, codec: str) -> None:
     tag(
         benchmark,
-        key=f"checked/tools/call/{codec}",
+        key=f"{layer}/tools/call/{codec}",
         group="dispatch",
         op="tools/call",
-        layer="checked",
+        layer=layer,
         codec=codec,
         floor=f"floor/tools/call/{codec}",
     )
-    reply = benchmark(w.checked_send(codec), w.CALL_ADD)
+    reply = benchmark(REFERENCES[layer](codec), w.CALL_ADD)
     assert reply == {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "5"}]}}
 
 
