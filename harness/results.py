@@ -93,6 +93,8 @@ class ResultsDir:
 
     @classmethod
     def open(cls, path: Path) -> ResultsDir:
+        if path.is_file():
+            raise UserError(f"{path}: a file, not a results directory (give the directory a run wrote)")
         if not path.is_dir():
             raise UserError(f"{path}: no such results directory")
         mpath = path / MANIFEST
