@@ -186,6 +186,26 @@ def test_the_checked_reference_answers_as_the_transport_does_and_only_that(codec
             send(off_path)
 
 
+def test_session_floors_replay_exactly_the_messages_a_session_puts_on_the_wire() -> None:
+    from harness.bench import workloads as w
+
+    session = w.session_messages()
+    assert [m.get("method") for m in session] == [
+        "initialize",
+        None,
+        "notifications/initialized",
+        "tools/call",
+        None,
+    ]
+    scripted = w.scripted_messages(w.twenty_call_scenario())
+    calls = [m for m in scripted if m.get("method") == "tools/call"]
+    assert len(calls) == 20 and scripted[0]["method"] == "initialize"
+    assert all(m["jsonrpc"] == "2.0" for m in scripted)
+    assert len(w.protocol_messages(20)) == len(scripted)  # handshake, listing, 20 calls, and replies
+    for messages in (session, scripted):
+        assert w.wire_floor("json", messages)() == messages[-1]
+
+
 def test_markdown_shows_the_rate_and_ratios_of_each_row() -> None:
     text = markdown(tidy(REPORT), keys=("transport/tools/call/json", "not/run"))
     assert "| `transport/tools/call/json` | 50 k/s | 0.5 |  |  |" in text
