@@ -61,11 +61,25 @@ class _Span(Mapping[int, int]):
         return iter(range(self.start, self.stop))
 
 
-def _seed_positions(seeds: tuple[int, ...]) -> Mapping[int, int]:
-    first = seeds[0] if seeds else 0
-    if all(type(seed) is int and seed == first + i for i, seed in enumerate(seeds)):
-        return _Span(first, first + len(seeds))
+def _seed_positions(seeds: Sequence[int]) -> Mapping[int, int]:
+    if isinstance(seeds, range):  # consecutive: Grid stores them so
+        return _Span(seeds.start, seeds.stop)
     return {seed: i for i, seed in enumerate(seeds)}
+
+
+Seeds = range | tuple[int, ...]
+"""A grid's seeds: a ``range`` when they are consecutive (any number of them in 48 bytes),
+else a tuple."""
+
+
+def _compact_seeds(seeds: Iterable[int]) -> Seeds:
+    if isinstance(seeds, range) and seeds.step == 1:
+        return seeds
+    values = seeds if isinstance(seeds, tuple | list) else tuple(seeds)  # no copy just to test them
+    first = values[0] if values else 0
+    if all(type(seed) is int and seed == first + i for i, seed in enumerate(values)):
+        return range(first, first + len(values))
+    return tuple(values)
 
 
 @dataclass(frozen=True)
@@ -76,8 +90,14 @@ class Grid:
     agents: tuple[str, ...]
     strategies: tuple[str, ...]
     hosts: tuple[str, ...]
-    seeds: tuple[int, ...]
+    seeds: Seeds
+    """Consecutive seeds are kept as a ``range`` whatever form they are given in, so that a
+    grid of a million sessions holds no tuple of a quarter of a million ints, and two grids
+    with the same seeds compare equal."""
     sweeps: tuple[tuple[str, tuple[float | int | str, ...]], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seeds", _compact_seeds(self.seeds))
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -86,15 +106,18 @@ class Grid:
     def iter_cells(self) -> Iterator[Cell]:
         """Every cell, in grid order, without building the list (a grid may be millions)."""
         names = self.param_names
-        for sc, ag, st, ho, vals, se in itertools.product(
+        # Seeds are the innermost axis and are iterated, not handed to product(), which would
+        # build a tuple of every one of them out of a range.
+        for sc, ag, st, ho, vals in itertools.product(
             self.scenarios,
             self.agents,
             self.strategies,
             self.hosts,
             list(itertools.product(*(values for _, values in self.sweeps))),
-            self.seeds,
         ):
-            yield Cell(sc, ag, st, ho, se, tuple(zip(names, vals, strict=True)))
+            params = tuple(zip(names, vals, strict=True))
+            for se in self.seeds:
+                yield Cell(sc, ag, st, ho, se, params)
 
     def cells(self) -> list[Cell]:
         return list(self.iter_cells())
@@ -127,7 +150,12 @@ class Grid:
         return n
 
     def to_json(self) -> dict[str, Any]:
+        """The manifest's form: consecutive seeds as ``{"start": a, "stop": b}``, others as a list."""
         data = asdict(self)
+        seeds = self.seeds
+        data["seeds"] = (
+            {"start": seeds.start, "stop": seeds.stop} if isinstance(seeds, range) else list(seeds)
+        )
         data["sweeps"] = {name: list(values) for name, values in self.sweeps}
         return data
 
@@ -139,11 +167,23 @@ class Grid:
                 agents=tuple(data["agents"]),
                 strategies=tuple(data["strategies"]),
                 hosts=tuple(data["hosts"]),
-                seeds=tuple(int(s) for s in data["seeds"]),
+                seeds=_seeds_from_json(data["seeds"]),
                 sweeps=tuple((k, tuple(v)) for k, v in data.get("sweeps", {}).items()),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"manifest.json: grid: unreadable ({exc})") from None
+
+
+def _seeds_from_json(data: Any) -> Seeds:
+    # harness-results/1 wrote every seed; /2 writes consecutive ones as a span.
+    if isinstance(data, dict):
+        start, stop = data["start"], data["stop"]
+        if type(start) is not int or type(stop) is not int or not 0 <= start <= stop:
+            raise ValueError(f"seeds span {data!r} is not 0 <= start <= stop in integers")
+        return range(start, stop)
+    if not isinstance(data, list):
+        raise TypeError(f"seeds must be a list or a {{start, stop}} span, not {type(data).__name__}")
+    return _compact_seeds(int(s) for s in data)
 
 
 def parse_number(text: str) -> float | int | str:

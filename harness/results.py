@@ -33,7 +33,10 @@ import pyarrow.parquet as pq
 from harness.errors import UserError
 from harness.grid import KEY_COLUMNS, Grid
 
-FORMAT = "harness-results/1"
+FORMAT = "harness-results/2"
+READABLE_FORMATS: tuple[str, ...] = ("harness-results/1", FORMAT)
+"""/2 writes a grid's consecutive seeds as a ``{"start", "stop"}`` span instead of a list;
+runs written as /1 are still read (and resumed) as they are."""
 MANIFEST = "manifest.json"
 SESSIONS = "sessions.parquet"
 CHUNKS = "chunks"
@@ -104,8 +107,9 @@ class ResultsDir:
             manifest = json.loads(mpath.read_text())
         except (OSError, ValueError) as exc:
             raise UserError(f"{mpath}: unreadable manifest ({exc})") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise UserError(f"{mpath}: not a harness results manifest (format is not {FORMAT!r})")
+        if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
+            known = ", ".join(READABLE_FORMATS)
+            raise UserError(f"{mpath}: not a harness results manifest (format is not one of {known})")
         return cls(path, manifest)
 
     @property

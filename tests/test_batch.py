@@ -41,7 +41,7 @@ def test_serial_batch_writes_one_row_per_cell_and_a_complete_manifest(tmp_path: 
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["status"] == "complete"
     assert manifest["sessions"] == len(g)
-    assert manifest["grid"]["seeds"] == list(range(6))
+    assert manifest["grid"]["seeds"] == {"start": 0, "stop": 6}
     assert len(manifest["fault_schedule_hash"]) == 64
     assert len(list((tmp_path / "run" / "traces").glob("*.jsonl"))) == len(g)
     assert not list((tmp_path / "run" / "chunks").glob("*.parquet"))
@@ -109,6 +109,20 @@ def test_resume_with_another_grid_is_refused(tmp_path: Path) -> None:
     run_batch(grid(seeds=2), tmp_path / "run", executor="serial", options=FAKE)
     with pytest.raises(UserError, match="different grid"):
         run_batch(grid(seeds=3), tmp_path / "run", executor="serial", options=FAKE, resume=True)
+
+
+def test_a_run_written_as_format_1_is_still_read_and_resumed(tmp_path: Path) -> None:
+    # harness-results/1 wrote every seed as a list; /2 writes a span. An old run must still open.
+    g = grid(seeds=3)
+    run_batch(g, tmp_path / "run", executor="serial", options=FAKE)
+    path = tmp_path / "run" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["format"], manifest["grid"]["seeds"] = "harness-results/1", [0, 1, 2]
+    path.write_text(json.dumps(manifest))
+    assert ResultsDir.open(tmp_path / "run").grid == g
+    summary = run_batch(g, tmp_path / "run", executor="serial", options=FAKE, resume=True)
+    assert (summary.ran, summary.skipped) == (0, len(g))
+    assert json.loads(path.read_text())["format"] == "harness-results/1"  # left as it was written
 
 
 def _chunks(path: Path) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import tracemalloc
+from collections.abc import Callable, Sequence
 
 import pytest
 from hypothesis import given
@@ -42,13 +43,51 @@ def test_a_seed_outside_the_grid_has_no_position(seeds: tuple[int, ...]) -> None
         grid.index(foreign)
 
 
-def test_consecutive_seeds_cost_no_index_memory() -> None:
-    # A million-session grid has a quarter of a million seeds; their positions are computed.
-    grid = _grid(tuple(range(250_000)))
+@pytest.mark.parametrize("given", [tuple, list, lambda r: r], ids=["tuple", "list", "range"])
+def test_consecutive_seeds_cost_no_memory_in_any_form(given: Callable[[range], Sequence[int]]) -> None:
+    # A million-session grid has a quarter of a million seeds: they are kept as a range, their
+    # positions are computed, and walking the cells builds no tuple of them.
+    seeds = given(range(250_000))
     tracemalloc.start()
     try:
-        grid.index(next(grid.iter_cells()))
+        grid = _grid(seeds)
+        del seeds
+        cells = grid.iter_cells()
+        for _ in range(1000):
+            grid.index(next(cells))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    assert grid.seeds == range(250_000)
     assert peak < 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("seeds", "kept"),
+    [((0, 1, 2), range(3)), ([4, 5], range(4, 6)), ((), range(0)), ((5, 9, 2), (5, 9, 2)), ((0, 2), (0, 2))],
+)
+def test_consecutive_seeds_are_kept_as_a_range_and_others_as_given(seeds: object, kept: object) -> None:
+    grid = _grid(seeds)  # type: ignore[arg-type]
+    assert grid.seeds == kept and type(grid.seeds) is type(kept)
+    assert grid == _grid(kept)  # type: ignore[arg-type]
+    assert Grid.from_json(grid.to_json()) == grid
+
+
+def test_the_manifest_writes_a_span_for_consecutive_seeds_and_reads_both_forms() -> None:
+    grid = _grid(tuple(range(3, 8)))
+    data = grid.to_json()
+    assert data["seeds"] == {"start": 3, "stop": 8}
+    assert Grid.from_json({**data, "seeds": [3, 4, 5, 6, 7]}) == grid  # as harness-results/1 wrote it
+    assert _grid((5, 9, 2)).to_json()["seeds"] == [5, 9, 2]
+
+
+@pytest.mark.parametrize(
+    "seeds",
+    [{"start": 5, "stop": 2}, {"start": -1, "stop": 2}, {"start": "0", "stop": 2}, {"stop": 2}, "0-5"],
+    ids=["backwards", "negative", "string", "no-start", "not-a-list"],
+)
+def test_a_broken_seed_span_is_a_clear_manifest_error(seeds: object) -> None:
+    from harness.errors import UserError
+
+    with pytest.raises(UserError, match=r"manifest\.json: grid: unreadable"):
+        Grid.from_json({**_grid((0,)).to_json(), "seeds": seeds})

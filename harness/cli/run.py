@@ -59,7 +59,7 @@ def build_grid(
         for key, values in sweeps:
             for v in values:
                 probe.with_overrides({key: v})  # raises ScenarioError for a bad key or value
-    grid = Grid(tuple(names), agent_names, strategy_names, host_names, tuple(range(seeds)), sweeps)
+    grid = Grid(tuple(names), agent_names, strategy_names, host_names, range(seeds), sweeps)
     return grid, tuple(sorted(sources.items()))
 
 
