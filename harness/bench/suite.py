@@ -30,8 +30,10 @@ from harness.bench import plots
 from harness.bench.table import markdown, summary, targets_markdown, tidy
 from harness.errors import UserError
 
+QUICK_MAX_TIME = 0.05
+"""Seconds per case in a --quick run; a report whose cases ran this short came from one."""
 QUICK_OPTIONS: tuple[str, ...] = (
-    "--benchmark-max-time=0.05",
+    f"--benchmark-max-time={QUICK_MAX_TIME}",
     "--benchmark-min-rounds=3",
     "--benchmark-warmup=on",
     "--benchmark-warmup-iterations=200",
@@ -159,9 +161,8 @@ def write_results(report_path: Path, out: Path, failed: tuple[str, ...] = ()) ->
 
 def is_quick(report: dict[str, Any]) -> bool:
     """Whether ``report`` came from ``--quick`` (pytest-benchmark keeps each case's max_time)."""
-    quick_time = float(QUICK_OPTIONS[0].partition("=")[2])
     times = [(b.get("options") or {}).get("max_time") for b in report["benchmarks"]]
-    return any(isinstance(t, int | float) and t <= quick_time for t in times)
+    return any(isinstance(t, int | float) and t <= QUICK_MAX_TIME for t in times)
 
 
 def _machine(report: dict[str, Any]) -> dict[str, Any]:

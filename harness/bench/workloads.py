@@ -26,8 +26,8 @@ from typing import Any
 from harness.demo import add, build_demo_server
 from harness.protocol.client import MCPClient
 from harness.protocol.codecs import get_codec
-from harness.protocol.lifecycle import State
-from harness.protocol.memory import InMemoryTransport
+from harness.protocol.lifecycle import GATE_ROWS, OTHER, State
+from harness.protocol.memory import InMemoryTransport, Tap
 from harness.protocol.messages import Message
 from harness.protocol.server import MCPServer
 from harness.protocol.versions import LATEST_VERSION
@@ -153,14 +153,7 @@ def floor(codec: str, pairs: Sequence[tuple[Message, Message]]) -> Op:
 
         return one
 
-    def many() -> object:
-        out: object = None
-        for request, reply in pairs:
-            decode(encode(request))
-            out = decode(encode(reply))
-        return out
-
-    return many
+    return wire_floor(codec, [message for pair in pairs for message in pair])
 
 
 def wire_floor(codec: str, messages: Sequence[Message]) -> Op:
@@ -224,11 +217,11 @@ def checked_send(codec: str) -> Callable[[Message], Message]:
     c = get_codec(codec)
     encode, decode = c.encode, c.decode
     server = demo_server()
-    tools, gate, methods = server.tools, _gate_rows(), MCPServer._methods
+    tools, gate, methods = server.tools, GATE_ROWS, MCPServer._methods
     id_types, max_bytes = frozenset({int, str}), server.max_result_bytes
     no_params: dict[str, Any] = {}
     crashed: BaseException | None = None
-    tap: Callable[[str, bytes], None] | None = None
+    tap: Tap | None = None
     outbox: list[Message] = []
 
     def send(message: Message) -> Message:
@@ -248,7 +241,7 @@ def checked_send(codec: str) -> Callable[[Message], Message]:
             raise ValueError("not a well-formed request")
         method = request["method"]
         row = gate[server.state]
-        if (row[method] if method in row else row["*"]) is not None or methods.get(method) is None:
+        if (row[method] if method in row else row[OTHER]) is not None or methods.get(method) is None:
             raise ValueError("gated or unknown method")
         params = request.get("params") or {}
         name = params.get("name")
@@ -285,13 +278,6 @@ def checked_send(codec: str) -> Callable[[Message], Message]:
         return parsed
 
     return send
-
-
-def _gate_rows() -> dict[State, dict[str, str | None]]:
-    """The handshake gate regrouped by state, as :func:`harness.protocol.lifecycle.check_request` reads it."""
-    from harness.protocol.lifecycle import REQUEST_GATE
-
-    return {state: {m: rule for (st, m), rule in REQUEST_GATE.items() if st is state} for state in State}
 
 
 def exchange(server: MCPServer, request: Message) -> list[tuple[Message, Message]]:
@@ -355,7 +341,7 @@ def echo_request(depth: int) -> Message:
 # -- whole sessions ------------------------------------------------------------------
 
 
-def our_session(codec: str = "json", *, build: bool = False) -> Op:
+def our_session(codec: str = "json", *, build: bool = False, tap: Tap | None = None) -> Op:
     """Connect, initialize, one tools/call, close.
 
     Connecting is :meth:`MCPServer.new_session` on a lab built once, as the
@@ -366,7 +352,7 @@ def our_session(codec: str = "json", *, build: bool = False) -> Op:
 
     def op() -> object:
         server = build_demo_server() if build else lab.new_session()
-        client = MCPClient(InMemoryTransport(server, codec))
+        client = MCPClient(InMemoryTransport(server, codec, tap=tap))
         client.initialize()
         result = client.call_tool("add", {"x": 2, "y": 3})
         client.close()
@@ -375,15 +361,16 @@ def our_session(codec: str = "json", *, build: bool = False) -> Op:
     return op
 
 
-def session_messages() -> list[Message]:
-    """Every message one :func:`our_session` puts on the wire, in order, as parsed dicts."""
+def wire_of(session: Callable[[Tap], Op]) -> list[Message]:
+    """Every message one run of ``session(tap)`` puts on the wire, in order, as parsed dicts."""
     wires: list[bytes] = []
-    server = build_demo_server()
-    client = MCPClient(InMemoryTransport(server, "json", tap=lambda _direction, data: wires.append(data)))
-    client.initialize()
-    client.call_tool("add", {"x": 2, "y": 3})
-    client.close()
+    session(lambda _direction, data: wires.append(data))()
     return [json.loads(data) for data in wires]
+
+
+def session_messages() -> list[Message]:
+    """The wire messages of one :func:`our_session`."""
+    return wire_of(lambda tap: our_session("json", tap=tap))
 
 
 def client_call(codec: str) -> tuple[Op, MCPClient]:
@@ -521,7 +508,7 @@ def official_session(server: Any, runner: asyncio.Runner, mode: str = "auto") ->
 # -- scripted sessions and batches (harness.session, harness.batch) -------------------------
 
 
-def protocol_session(calls: int, tap: Callable[[str, bytes], None] | None = None) -> Op:
+def protocol_session(calls: int, tap: Tap | None = None) -> Op:
     """A scripted session at the protocol level: lab, handshake, tools/list, ``calls`` calls, close.
 
     Calls alternate between ``add`` and ``weather`` (every fourth asks for a city
@@ -547,10 +534,8 @@ def protocol_session(calls: int, tap: Callable[[str, bytes], None] | None = None
 
 
 def protocol_messages(calls: int) -> list[Message]:
-    """Every message one :func:`protocol_session` puts on the wire, in order, as parsed dicts."""
-    wires: list[bytes] = []
-    protocol_session(calls, tap=lambda _direction, data: wires.append(data))()
-    return [json.loads(data) for data in wires]
+    """The wire messages of one :func:`protocol_session`."""
+    return wire_of(lambda tap: protocol_session(calls, tap=tap))
 
 
 def twenty_call_scenario() -> Any:

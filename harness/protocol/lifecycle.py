@@ -36,7 +36,8 @@ class State(enum.Enum):
 INITIALIZE = "initialize"
 PING = "ping"
 INITIALIZED = "notifications/initialized"
-_OTHER = "*"
+OTHER = "*"
+"""The gate's key for every method a row does not name."""
 
 NOT_INITIALIZED = "server not initialized"
 ALREADY_INITIALIZED = "server already initialized"
@@ -45,13 +46,13 @@ REQUEST_GATE: dict[tuple[State, str], str | None] = {
     # (state, method or "*") -> None to allow, else the -32600 message to reject with
     (State.NEW, INITIALIZE): None,
     (State.NEW, PING): None,
-    (State.NEW, _OTHER): NOT_INITIALIZED,
+    (State.NEW, OTHER): NOT_INITIALIZED,
     (State.INITIALIZING, INITIALIZE): ALREADY_INITIALIZED,
     (State.INITIALIZING, PING): None,
-    (State.INITIALIZING, _OTHER): NOT_INITIALIZED,
+    (State.INITIALIZING, OTHER): NOT_INITIALIZED,
     (State.READY, INITIALIZE): ALREADY_INITIALIZED,
     (State.READY, PING): None,
-    (State.READY, _OTHER): None,
+    (State.READY, OTHER): None,
 }
 """Which requests each state admits."""
 
@@ -62,7 +63,7 @@ TRANSITIONS: dict[tuple[State, str], State] = {
 """The only two state changes there are."""
 
 
-_GATE_ROWS: dict[State, dict[str, str | None]] = {
+GATE_ROWS: dict[State, dict[str, str | None]] = {
     state: {method: rule for (s, method), rule in REQUEST_GATE.items() if s is state} for state in State
 }
 """REQUEST_GATE regrouped by state, so a check builds no key tuple (it runs on every request)."""
@@ -70,8 +71,8 @@ _GATE_ROWS: dict[State, dict[str, str | None]] = {
 
 def check_request(state: State, method: str) -> None:
     """Raise -32600 if ``method`` may not be requested in ``state``."""
-    row = _GATE_ROWS[state]
-    rejection = row[method] if method in row else row[_OTHER]
+    row = GATE_ROWS[state]
+    rejection = row[method] if method in row else row[OTHER]
     if rejection is not None:
         raise InvalidRequest(rejection)
 
