@@ -1,6 +1,8 @@
-"""Scripted, deterministic agents behind one small interface (see :mod:`scripted_agents.base`).
+"""Scripted, deterministic agents behind the harness's agent interface (:mod:`harness.sim.agent`).
 
-``AGENTS`` is the registry (name -> class); :func:`make` builds one by name.
+The harness finds them through the ``harness.agents`` entry point group (``pyproject.toml``
+registers all five), never by importing this package. ``AGENTS`` (name -> class) and
+:func:`make` stay for code that builds one directly.
 From weakest to strongest: ``naive``, ``retry``, ``reader``, ``refresher``,
 ``oracle`` (the upper bound: it knows the fault schedule).
 """
@@ -8,7 +10,8 @@ From weakest to strongest: ``naive``, ``retry``, ``reader``, ``refresher``,
 from __future__ import annotations
 
 from harness.errors import unknown_name
-from scripted_agents.base import Agent, ScriptedAgent
+from harness.sim.agent import Agent
+from scripted_agents.base import ScriptedAgent
 from scripted_agents.naive import NaiveAgent
 from scripted_agents.oracle import OracleAgent
 from scripted_agents.reader import ReaderAgent

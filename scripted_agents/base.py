@@ -2,7 +2,7 @@
 
 An agent is Gymnasium-like: :meth:`Agent.reset` once with the task, the tools
 the host listed and a seed; then :meth:`Agent.act` maps each observation
-(:mod:`harness.host`) to one action. Agents are deterministic: the only
+(:mod:`harness.sim.host`) to one action. Agents are deterministic: the only
 randomness is the :class:`numpy.random.Generator` built from the reset seed,
 used where a real agent would have to guess.
 
@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import json
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.host import (
+from harness.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from harness.protocol.messages import TOOLS_LIST_CHANGED
+from harness.sim.agent import (
     Action,
+    Agent,
     CallTool,
     Finish,
     GiveUp,
@@ -39,27 +42,8 @@ from harness.host import (
     Wait,
     Waited,
 )
-from harness.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
-from harness.protocol.server import TOOLS_LIST_CHANGED
-from harness.scenario import Option, Subgoal, Task
-from harness.seeding import np_random
-
-
-class Agent(ABC):
-    """What the session drives. ``name`` is the registry name; ``summary`` one line for ``harness list``."""
-
-    name: ClassVar[str]
-    summary: ClassVar[str]
-    omniscient: ClassVar[bool] = False
-    """True for an agent that must be bound to the session's fault schedule (the oracle)."""
-
-    @abstractmethod
-    def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
-        """Start an episode: forget everything, seed the generator."""
-
-    @abstractmethod
-    def act(self, observation: Observation) -> Action:
-        """The next action, given what just happened."""
+from harness.sim.scenario import Option, Subgoal, Task
+from harness.sim.seeding import np_random
 
 
 @dataclass(frozen=True)

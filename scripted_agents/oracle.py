@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from harness.faults import CallOutcome
-from harness.host import (
+from harness.sim.agent import (
     Action,
     CallTool,
     Finish,
@@ -28,7 +27,8 @@ from harness.host import (
     ToolsListed,
     Wait,
 )
-from harness.scenario import Task
+from harness.sim.faults import CallOutcome
+from harness.sim.scenario import Task
 from scripted_agents.base import ScriptedAgent, remap
 
 

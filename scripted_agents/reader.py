@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.host import Action, RPCErrorObservation, ToolResult
+from harness.sim.agent import Action, RPCErrorObservation, ToolResult
 from scripted_agents.base import ScriptedAgent, read_reason
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.host import Action, ListTools
+from harness.sim.agent import Action, ListTools
 from scripted_agents.reader import ReaderAgent
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from harness.host import Action, GiveUp, RPCErrorObservation, ToolResult
+from harness.sim.agent import Action, GiveUp, RPCErrorObservation, ToolResult
 from scripted_agents.base import ScriptedAgent
 
 

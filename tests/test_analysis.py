@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.analysis import compare, display_frame, mcnemar, pass_hat_k, to_markdown
+from harness.report.stats import compare, display_frame, mcnemar, pass_hat_k, to_markdown
 
 
 def table(base: list[bool], other: list[bool], agent: str = "reader") -> pd.DataFrame:

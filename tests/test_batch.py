@@ -13,14 +13,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.batch import SessionOptions, run_batch
+from harness.batch.grid import Grid
+from harness.batch.results import ResultsDir
+from harness.batch.runner import SessionOptions, run_batch
 from harness.errors import UserError
-from harness.fakes import fake_options, kill_grid
-from harness.grid import Grid
-from harness.results import ResultsDir
+from harness.fixtures.fakes import fake_options, kill_grid
 
 FAKE = SessionOptions(
-    session_fn="harness.fakes:fake_session", loader="harness.fakes:fake_loader", traces=True
+    session_fn="harness.fixtures.fakes:fake_session", loader="harness.fixtures.fakes:fake_loader", traces=True
 )
 
 
@@ -132,7 +132,7 @@ def _chunks(path: Path) -> int:
 def test_resume_after_sigkill_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
     run = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    runner = [sys.executable, "-m", "harness.fakes", str(run)]
+    runner = [sys.executable, "-m", "harness.fixtures.fakes", str(run)]
     proc = subprocess.Popen(runner, env=env)
     deadline = time.monotonic() + 60
     while _chunks(run) < 3 and time.monotonic() < deadline and proc.poll() is None:

@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.batch import run_batch
-from harness.fakes import fake_options, kill_grid
-from harness.grid import Grid
-from harness.results import ResultsDir
+from harness.batch.grid import Grid
+from harness.batch.results import ResultsDir
+from harness.batch.runner import run_batch
+from harness.fixtures.fakes import fake_options, kill_grid
 
 GRID = kill_grid()
 OPTS = fake_options()
-RUNNER = [sys.executable, "-m", "harness.fakes"]
+RUNNER = [sys.executable, "-m", "harness.fixtures.fakes"]
 
 
 @pytest.mark.slow

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness.catalogue import CATALOGUE, World
 from harness.protocol.tools import Tool
+from harness.sim.catalogue import CATALOGUE, World
 
 SAMPLE_ARGS: dict[str, dict[str, object]] = {
     "search": {"query": "mcp", "limit": 3},

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.catalogue import CATALOGUE, World
-from harness.faults import FAULT_KINDS, IMPLICIT_MESSAGE, Clock, FaultEngine, FaultRule, ToolFault
+from harness.sim.catalogue import CATALOGUE, World
+from harness.sim.faults import FAULT_KINDS, IMPLICIT_MESSAGE, Clock, FaultEngine, FaultRule, ToolFault
 
 WEATHER = CATALOGUE["weather"]
 SEARCH = CATALOGUE["search"]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.grid import Grid
+from harness.batch.grid import Grid
 
 
 def _grid(seeds: tuple[int, ...]) -> Grid:

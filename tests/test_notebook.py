@@ -8,15 +8,15 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from harness.batch import SessionOptions, run_batch
-from harness.grid import Grid
+from harness.batch.grid import Grid
+from harness.batch.runner import SessionOptions, run_batch
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analysis.ipynb"
 
 
 @pytest.mark.slow
 def test_analysis_notebook_executes_on_a_small_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.scenario import list_scenarios
+    from harness.sim.scenario import list_scenarios
 
     run = tmp_path / "run"
     grid = Grid(

@@ -8,7 +8,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 
-from harness.plots import draw_all
+from harness.report.plots import draw_all
 
 
 def frame(sweep: bool) -> pd.DataFrame:

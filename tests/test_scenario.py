@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.faults import FAULT_KINDS
-from harness.scenario import EVENT_KINDS, ScenarioError, list_scenarios, load_scenario
+from harness.sim.faults import FAULT_KINDS
+from harness.sim.scenario import EVENT_KINDS, ScenarioError, list_scenarios, load_scenario
 
 SHIPPED = list_scenarios()
 

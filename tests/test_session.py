@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from harness.errors import UserError
-from harness.faults import FAULT_KINDS
-from harness.host import Action, Observation
 from harness.protocol.errors import STANDARD_CODES
 from harness.protocol.strategies import STRATEGIES
-from harness.scenario import EVENT_KINDS, list_scenarios, load_scenario
-from harness.session import ROW_COLUMNS, SessionResult, run_session
+from harness.sim.agent import Action, Observation
+from harness.sim.faults import FAULT_KINDS
+from harness.sim.scenario import EVENT_KINDS, list_scenarios, load_scenario
+from harness.sim.session import ROW_COLUMNS, SessionResult, run_session
 from scripted_agents import list_agents
 from scripted_agents.reader import ReaderAgent
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from harness.demo import add, build_demo_server
+from harness.fixtures.demo import add, build_demo_server
 from harness.protocol.client import MCPClient
 from harness.protocol.codecs import get_codec
 from harness.protocol.lifecycle import GATE_ROWS, OTHER, State
@@ -505,7 +505,7 @@ def official_session(server: Any, runner: asyncio.Runner, mode: str = "auto") ->
     return op
 
 
-# -- scripted sessions and batches (harness.session, harness.batch) -------------------------
+# -- scripted sessions and batches (harness.sim.session, harness.batch.runner) -------------------------
 
 
 def protocol_session(calls: int, tap: Tap | None = None) -> Op:
@@ -540,7 +540,7 @@ def protocol_messages(calls: int) -> list[Message]:
 
 def twenty_call_scenario() -> Any:
     """A scenario whose task is twenty weather lookups with no faults: twenty calls for ``naive``."""
-    from harness.scenario import parse_scenario
+    from harness.sim.scenario import parse_scenario
 
     cities = ("Lima", "Oslo", "Paris", "Tokyo")
     subgoals = [
@@ -559,7 +559,7 @@ def twenty_call_scenario() -> Any:
 
 def scripted_messages(scenario: Any, seed: int = 0) -> list[Message]:
     """Every wire message of one ``naive`` session of ``scenario``, read back from its trace."""
-    from harness.session import run_session
+    from harness.sim.session import run_session
 
     trace = io.BytesIO()
     result = run_session(scenario, "naive", "is_error", seed, trace=trace)
@@ -571,7 +571,7 @@ def scripted_messages(scenario: Any, seed: int = 0) -> list[Message]:
 
 def batch_grid(sessions: int) -> Any:
     """A grid of about ``sessions`` cells: travel_day x reader x every strategy x seeds."""
-    from harness.grid import Grid
+    from harness.batch.grid import Grid
     from harness.protocol.strategies import STRATEGIES
 
     per_seed = len(STRATEGIES)

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from harness.batch.grid import split_names
 from harness.errors import UserError, unknown_name
-from harness.grid import split_names
 from harness.protocol.strategies import STRATEGIES
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -21,7 +21,7 @@ def print_comparison(
     df: pd.DataFrame, *, by: Sequence[str], baseline: str, k: int, fmt: str, source: str = ""
 ) -> None:
     """Compute and print the comparison of ``df`` in ``fmt``."""
-    from harness.analysis import compare, display_frame, to_markdown
+    from harness.report.stats import compare, display_frame, to_markdown
 
     if baseline not in set(df["strategy"]):
         if baseline not in STRATEGIES:
@@ -67,7 +67,7 @@ def print_comparison(
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 def command(directory: Path, baseline: str, by: str, k: int, fmt: str) -> None:
     """Per group and strategy: success, pass^k, recovery, steps to recover, wedged share, paired tests."""
-    from harness.results import load_sessions
+    from harness.batch.results import load_sessions
 
     df = load_sessions(directory)
     if df.empty:

@@ -19,11 +19,11 @@ STRATEGY_SUMMARIES: dict[str, str] = {
 def command(as_json: bool) -> None:
     """List scenarios, agents and error-handling strategies."""
     from harness.protocol.strategies import STRATEGIES
-    from harness.scenario import list_scenarios, load_scenario
-    from scripted_agents import AGENTS, list_agents
+    from harness.sim.registry import agent_class, list_agents
+    from harness.sim.scenario import list_scenarios, load_scenario
 
     scenarios = {name: load_scenario(name).summary for name in list_scenarios()}
-    agents = {name: AGENTS[name].summary for name in list_agents()}
+    agents = {name: agent_class(name).summary for name in list_agents()}
     strategies = {name: STRATEGY_SUMMARIES.get(name, "") for name in STRATEGIES}
     if as_json:
         click.echo(json.dumps({"scenarios": scenarios, "agents": agents, "strategies": strategies}, indent=2))

@@ -16,12 +16,12 @@ from harness.errors import UserError
 )
 def command(directory: Path, out: Path | None) -> None:
     """Success and recovery by strategy, steps to recover, sweeps, agent x strategy heat map."""
-    from harness.results import load_sessions
+    from harness.batch.results import load_sessions
 
     df = load_sessions(directory)
     if df.empty:
         raise UserError(f"{directory}: no finished sessions yet")
-    from harness.plots import draw_all  # matplotlib is slow to import: only once the input is good
+    from harness.report.plots import draw_all  # matplotlib is slow to import: only once the input is good
 
     target = out or (directory / "plots")
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
+from harness.batch.grid import Grid, parse_sets, split_names
 from harness.errors import UserError, unknown_name
-from harness.grid import Grid, parse_sets, split_names
 
 DEFAULT_SEEDS = 100
 HOSTS = ("typical", "transparent")
@@ -26,9 +26,9 @@ def build_grid(
     sets: tuple[str, ...],
 ) -> tuple[Grid, tuple[tuple[str, str], ...]]:
     """Validate every name now (nearest-name hints) and load every scenario once."""
-    import scripted_agents
     from harness.protocol import STRATEGIES
-    from harness.scenario import list_scenarios, load_scenario
+    from harness.sim.registry import agent_class, list_agents
+    from harness.sim.scenario import list_scenarios, load_scenario
 
     sources: dict[str, str] = {}
     names: list[str] = []
@@ -39,10 +39,9 @@ def build_grid(
         names.append(scenario.name)
         if spec != scenario.name:
             sources[scenario.name] = str(Path(spec).resolve())
-    agent_names = split_names(agents) or tuple(scripted_agents.list_agents())
+    agent_names = split_names(agents) or tuple(list_agents())
     for a in agent_names:
-        if a not in scripted_agents.list_agents():
-            raise unknown_name("agent", a, scripted_agents.list_agents())
+        agent_class(a)  # a UserError naming what is wrong, before anything runs
     strategy_names = split_names(strategies) or STRATEGIES
     for s in strategy_names:
         if s not in STRATEGIES:
@@ -148,8 +147,8 @@ def command(
     no_compare: bool,
 ) -> int:
     """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare."""
-    from harness.batch import SessionOptions, default_out, run_batch
-    from harness.results import ResultsDir
+    from harness.batch.results import ResultsDir
+    from harness.batch.runner import SessionOptions, default_out, run_batch
 
     if scheduler and executor != "dask":
         raise UserError("--scheduler goes with --executor dask")
@@ -168,7 +167,7 @@ def command(
     else:
         grid, sources = build_grid(scenarios, agents, strategies, hosts, seeds, sets)
         out = out or default_out()
-    from harness.session import ROW_COLUMNS
+    from harness.sim.session import ROW_COLUMNS
 
     known = (*ROW_COLUMNS, *grid.param_names)
     for col in split_names([by]):

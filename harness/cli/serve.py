@@ -58,11 +58,11 @@ def command(
     if demo == conformance:
         raise UserError("say what to serve: --demo or --conformance")
     if conformance:
-        from harness.conformance import build_conformance_server  # type: ignore[import-not-found,unused-ignore]
+        from harness.fixtures.conformance import build_conformance_server  # type: ignore[import-not-found,unused-ignore]
 
         factory = build_conformance_server
     else:
-        from harness.demo import build_demo_server
+        from harness.fixtures.demo import build_demo_server
 
         def factory() -> MCPServer:
             return build_demo_server(strategy, page_size=page_size)

@@ -18,9 +18,9 @@ import click
 
 from harness.cli.choices import NameChoice
 from harness.errors import UserError
-from harness.host import HOSTS
 from harness.protocol.codecs import CODECS
 from harness.protocol.strategies import STRATEGIES
+from harness.sim.host import HOSTS
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def command(
     as_json: bool,
 ) -> None:
     """Run SCENARIO (a shipped name or a .toml path) once and print its record."""
-    from harness.session import run_session
+    from harness.sim.session import run_session
 
     buffer = io.BytesIO() if trace_to is not None else None
     result = run_session(scenario, agent_name, strategy, seed, codec, buffer, host=host_mode)

@@ -3,15 +3,17 @@
 Nothing in this package reads or writes a socket, a pipe or a file: the server
 is ``MCPServer.handle(message) -> reply | None`` over plain dicts, and
 transports (in-memory here; stdio and HTTP in :mod:`harness.transports`) are thin
-adapters around it. The contract is ``shared/reference/mcp-deep-dive.txt``;
-where it is silent, the current MCP specification.
+adapters around it. The rules it follows are stated in ``docs/protocol.md``;
+where they are silent, the current MCP specification.
 
-The public API is named once, here. ``StdioTransport`` is re-exported lazily
-from :mod:`harness.transports.stdio` so that importing this package does no I/O
-setup of any kind.
+The public API is named once, here. No module of this package imports a transport
+or this package face. ``harness.protocol.StdioTransport`` still resolves, for code
+written against earlier releases, but warns: it lives in :mod:`harness.transports`.
 """
 
-from typing import TYPE_CHECKING, Any
+import importlib
+import warnings
+from typing import Any
 
 from harness.protocol.client import MCPClient, Transport
 from harness.protocol.codecs import CODECS, Codec, available_codecs, get_codec
@@ -46,9 +48,6 @@ from harness.protocol.server import MCPServer
 from harness.protocol.strategies import STRATEGIES, TOOL_ERROR_STRATEGIES
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS, negotiate
 
-if TYPE_CHECKING:
-    from harness.transports.stdio import StdioTransport
-
 __all__ = [
     "CODECS",
     "CODE_NAMES",
@@ -75,7 +74,6 @@ __all__ = [
     "ResourceNotFound",
     "ServerCrashed",
     "State",
-    "StdioTransport",
     "Transport",
     "TransportError",
     "available_codecs",
@@ -90,8 +88,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "StdioTransport":
-        from harness.transports.stdio import StdioTransport
-
-        return StdioTransport
+    if name == "StdioTransport":  # a deprecated alias, looked up by name: the core imports no transport
+        warnings.warn(
+            "harness.protocol.StdioTransport moved: import it from harness.transports",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module("harness.transports.stdio").StdioTransport
     raise AttributeError(f"module 'harness.protocol' has no attribute {name!r}")

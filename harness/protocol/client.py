@@ -12,8 +12,7 @@ from typing import Any, Protocol
 
 from harness import __version__
 from harness.protocol.errors import INVALID_REQUEST, RPCError, TransportError
-from harness.protocol.messages import Message, check_response, is_valid_id, notification
-from harness.protocol.server import TOOLS_LIST_CHANGED
+from harness.protocol.messages import TOOLS_LIST_CHANGED, Message, check_response, is_valid_id, notification
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 

@@ -24,6 +24,9 @@ JSONRPC = "2.0"
 Message = dict[str, Any]
 RequestId = int | str
 
+TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
+"""The notification a server sends when its tool list changed (client and server both name it)."""
+
 
 def request(id: RequestId, method: str, params: dict[str, Any] | None = None) -> Message:
     """A request: demands exactly one reply carrying the same id."""

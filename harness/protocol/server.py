@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from harness.protocol import lifecycle
+import harness.protocol.lifecycle as lifecycle
 from harness.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -39,6 +39,7 @@ from harness.protocol.errors import (
 from harness.protocol.lifecycle import State
 from harness.protocol.messages import (
     JSONRPC,
+    TOOLS_LIST_CHANGED,
     Message,
     check_envelope,
     error_response,
@@ -55,7 +56,6 @@ from harness.protocol.versions import SEP_1303_VERSION, at_least, negotiate
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """Messages larger than this are refused at the byte edge with -32600 (configurable)."""
 
-TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
 
 _ID_TYPES = frozenset({int, str})
 """The exact types of a valid request id (``bool`` is an int subclass, so it is left out)."""

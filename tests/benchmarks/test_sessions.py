@@ -1,7 +1,7 @@
 """Whole sessions: a scripted 20-call session, the batch runner per executor on 1 and 2 workers,
 and peak memory as the number of sessions grows.
 
-These need :mod:`harness.session` (issue 4) and :mod:`harness.batch` (issue 5);
+These need :mod:`harness.sim.session` (issue 4) and :mod:`harness.batch.runner` (issue 5);
 each case skips, saying why, when its module is missing or does not run.
 ``HARNESS_BENCH_QUICK=1`` (set by ``harness bench --quick``) shrinks the batches.
 """
@@ -69,14 +69,14 @@ def test_protocol_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
 
 def test_scripted_session_floor(benchmark: BenchmarkFixture) -> None:
     """The json codec alone on the wire messages of one scripted 20-call session."""
-    _module("harness.session")
+    _module("harness.sim.session")
     messages = w.scripted_messages(w.twenty_call_scenario())
     tag(benchmark, key="floor/session-20/json", group="floor", op="session-20", layer="floor", codec="json")
     assert benchmark(w.wire_floor("json", messages)) == messages[-1]
 
 
 def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
-    session = _module("harness.session")
+    session = _module("harness.sim.session")
     scenario = w.twenty_call_scenario()
     first = session.run_session(scenario, "naive", "is_error", 0)
     if first.status != "ok" or first.tool_calls != 20:
@@ -99,8 +99,8 @@ def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
     ("executor", "workers"), [("serial", 1), ("process", 1), ("process", 2), ("dask", 1), ("dask", 2)]
 )
 def test_batch_runner(benchmark: BenchmarkFixture, tmp_path: Path, executor: str, workers: int) -> None:
-    batch = _module("harness.batch")
-    _module("harness.session")
+    batch = _module("harness.batch.runner")
+    _module("harness.sim.session")
     if executor == "dask":
         pytest.importorskip("distributed", reason="dask.distributed is not installed")
     grid = w.batch_grid(BATCH_SESSIONS)
@@ -131,8 +131,8 @@ def test_batch_scaling(benchmark: BenchmarkFixture, tmp_path: Path, executor: st
     1-worker and 2-worker runs of a pair back to back puts the same drift on both,
     and the figure is the median of the pairs' ratios.
     """
-    batch = _module("harness.batch")
-    _module("harness.session")
+    batch = _module("harness.batch.runner")
+    _module("harness.sim.session")
     if executor == "dask":
         pytest.importorskip("distributed", reason="dask.distributed is not installed")
     grid = w.batch_grid(SCALING_SESSIONS)
@@ -172,7 +172,7 @@ def test_batch_scaling(benchmark: BenchmarkFixture, tmp_path: Path, executor: st
 _MEMORY_SCRIPT = """
 import json, sys, tempfile
 from pathlib import Path
-from harness.batch import run_batch
+from harness.batch.runner import run_batch
 from harness.bench.workloads import batch_grid, peak_rss_kb
 grid = batch_grid(int(sys.argv[1]))
 with tempfile.TemporaryDirectory() as tmp:
@@ -184,8 +184,8 @@ print(json.dumps({"ran": summary.ran, "errors": summary.harness_errors, "peak_kb
 @pytest.mark.timeout(3600)  # 10^6 sessions take about a quarter of an hour on one core
 @pytest.mark.parametrize("sessions", MEMORY_SIZES)
 def test_peak_memory(benchmark: BenchmarkFixture, sessions: int) -> None:
-    _module("harness.batch")
-    _module("harness.session")
+    _module("harness.batch.runner")
+    _module("harness.sim.session")
     done: list[subprocess.CompletedProcess[str]] = []
 
     def run() -> None:

@@ -24,7 +24,7 @@ def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from harness.scenario import list_scenarios
+    from harness.sim.scenario import list_scenarios
 
     out = tmp_path_factory.mktemp("runs") / "small"
     scenarios = list_scenarios()[:3]

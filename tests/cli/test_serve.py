@@ -12,7 +12,8 @@ import pytest
 from helpers.mcp_schema import WireChecker
 from helpers.pair import CheckedTransport, strict_loads, text_of
 
-from harness.protocol import STRATEGIES, MCPClient, StdioTransport
+from harness.protocol import STRATEGIES, MCPClient
+from harness.transports import StdioTransport
 
 HARNESS = [sys.executable, "-m", "harness.cli.main"]
 INIT = {

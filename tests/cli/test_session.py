@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli.main import main
-from harness.scenario import list_scenarios
-from harness.session import ROW_COLUMNS
+from harness.sim.scenario import list_scenarios
+from harness.sim.session import ROW_COLUMNS
 from scripted_agents import list_agents
 
 

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 from helpers.pair import ClientServerPair, result_of
 
-from harness.conformance import FUNCTIONS, build_conformance_server, build_fixture_server, load_fixture
+from harness.fixtures.conformance import (
+    FUNCTIONS,
+    build_conformance_server,
+    build_fixture_server,
+    load_fixture,
+)
 
 
 @pytest.fixture

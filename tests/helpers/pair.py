@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from harness.demo import build_demo_server
+from harness.fixtures.demo import build_demo_server
 from harness.protocol import LATEST_VERSION, InMemoryTransport, MCPClient, MCPServer, get_codec
 from helpers.mcp_schema import WireChecker
 

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from helpers.pair import text_of
 
-from harness.protocol import MCPClient, RPCError, StdioTransport
+from harness.protocol import MCPClient, RPCError
+from harness.transports import StdioTransport
 
 pytestmark = pytest.mark.interop
 

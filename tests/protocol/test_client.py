@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from helpers.pair import ClientServerPair, text_of
 
-from harness.demo import add_subtract, build_demo_server
+from harness.fixtures.demo import add_subtract, build_demo_server
 from harness.protocol import (
     INVALID_REQUEST,
     MCPClient,

@@ -10,7 +10,7 @@ from helpers.pair import ClientServerPair
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.demo import add_subtract, build_demo_server
+from harness.fixtures.demo import add_subtract, build_demo_server
 from harness.protocol import CODECS, available_codecs, get_codec
 
 MESSAGES: list[dict[str, Any]] = [

@@ -17,7 +17,7 @@ from helpers.pair import INIT_PARAMS, ClientServerPair
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from harness.demo import build_demo_server
+from harness.fixtures.demo import build_demo_server
 from harness.protocol import STRATEGIES
 
 SAFE_STRATEGIES = [s for s in STRATEGIES if s != "escape"]

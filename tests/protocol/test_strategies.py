@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers.pair import ClientServerPair, error_code, result_of, text_of
 
-from harness.demo import build_demo_server
+from harness.fixtures.demo import build_demo_server
 from harness.protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,

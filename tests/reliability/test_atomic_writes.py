@@ -1,7 +1,7 @@
 """Results files are written atomically: a reader sees the old file or the new one, whole.
 
 The batch tests (tests/test_batch.py, tests/test_batch_kills.py) kill whole runs;
-these pin the primitive under them, :func:`harness.results.atomic_write_bytes`:
+these pin the primitive under them, :func:`harness.batch.results.atomic_write_bytes`:
 a write that fails or is SIGKILLed before its rename leaves the previous file
 untouched, and the temporaries it leaves behind are swept, never a whole file.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.results import ResultsDir, atomic_write_bytes
+from harness.batch.results import ResultsDir, atomic_write_bytes
 
 OLD, NEW = b"A" * 1_000_000, b"B" * 1_000_000
 
@@ -59,7 +59,7 @@ def test_the_new_content_appears_only_at_the_rename(tmp_path: Path, monkeypatch:
 WRITER = """
 import sys
 from pathlib import Path
-from harness.results import atomic_write_bytes
+from harness.batch.results import atomic_write_bytes
 target = Path(sys.argv[1])
 atomic_write_bytes(target, b"A" * 1_000_000)
 (target.parent / "ready").touch()

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from helpers.pair import text_of
 
-import harness.demo
+import harness.fixtures.demo
 from harness.cli.serve import command as serve_command
 from harness.protocol import INTERNAL_ERROR, LATEST_VERSION, MCPServer
 from harness.protocol.payload import DEFAULT_MAX_RESULT_BYTES
@@ -187,7 +187,7 @@ def test_runner_arguments_are_checked() -> None:
 def test_harness_serve_cuts_a_hanging_tool_at_call_timeout(
     monkeypatch: pytest.MonkeyPatch, release: threading.Event
 ) -> None:
-    built = harness.demo.build_demo_server
+    built = harness.fixtures.demo.build_demo_server
 
     def with_hang(strategy: str = "is_error", **kw: Any) -> MCPServer:
         server = built(strategy, **kw)
@@ -195,7 +195,7 @@ def test_harness_serve_cuts_a_hanging_tool_at_call_timeout(
         server.set_allowed_tools([*(server.allowed_tools or ()), "hang"])
         return server
 
-    monkeypatch.setattr(harness.demo, "build_demo_server", with_hang)
+    monkeypatch.setattr(harness.fixtures.demo, "build_demo_server", with_hang)
     lines = [
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 from helpers.mutations import check_reply, expected_reply, seeded_stream
 
-from harness.demo import build_demo_server
-from harness.protocol import INVALID_REQUEST, LATEST_VERSION, PARSE_ERROR, StdioTransport
+from harness.fixtures.demo import build_demo_server
+from harness.protocol import INVALID_REQUEST, LATEST_VERSION, PARSE_ERROR
 from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES
+from harness.transports import StdioTransport
 from harness.transports.stdio import serve_stdio
 
 SERVE = [sys.executable, "-m", "harness.cli.main", "serve", "--demo"]

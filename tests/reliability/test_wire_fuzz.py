@@ -19,7 +19,7 @@ from helpers.mutations import BASE_MESSAGES, HUGE_IDS, METHODS, check_reply, exp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.demo import build_demo_server
+from harness.fixtures.demo import build_demo_server
 from harness.protocol import (
     INVALID_REQUEST,
     LATEST_VERSION,

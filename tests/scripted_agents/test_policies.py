@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from harness.catalogue import CATALOGUE
 from harness.errors import UserError
-from harness.host import (
+from harness.protocol.server import TOOLS_LIST_CHANGED
+from harness.sim.agent import (
     Action,
     CallTool,
     Finish,
@@ -22,8 +22,8 @@ from harness.host import (
     ToolsListed,
     Wait,
 )
-from harness.protocol.server import TOOLS_LIST_CHANGED
-from harness.scenario import Option, Subgoal, Task
+from harness.sim.catalogue import CATALOGUE
+from harness.sim.scenario import Option, Subgoal, Task
 from scripted_agents import AGENTS, Agent, list_agents, make
 from scripted_agents.base import read_reason, remap
 
@@ -134,7 +134,7 @@ def test_a_guessing_agent_is_deterministic_per_seed_and_switches_when_guesses_ru
                 break
             obs = MASKED if isinstance(action, CallTool) else result("", error=True)
             if isinstance(action, Wait):
-                from harness.host import Waited
+                from harness.sim.agent import Waited
 
                 obs = Waited(action.seconds, 0.0)
         return out
@@ -153,7 +153,7 @@ def test_retry_gives_up_after_k_retries_of_the_identical_call() -> None:
 
 
 def test_a_reader_whose_fix_did_not_help_guesses_and_then_switches() -> None:
-    from harness.host import Waited
+    from harness.sim.agent import Waited
 
     ag, _ = started("reader", seed=0)
     assert ag.act(BAD_ARG) == FIXED

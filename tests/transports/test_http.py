@@ -23,8 +23,8 @@ import pytest
 import uvicorn
 from starlette.testclient import TestClient
 
-from harness.conformance import build_conformance_server
-from harness.demo import build_demo_server
+from harness.fixtures.conformance import build_conformance_server
+from harness.fixtures.demo import build_demo_server
 from harness.protocol import LATEST_VERSION, MCPServer
 from harness.transports.http import SESSION_HEADER, VERSION_HEADER, StreamableHTTP, bind_socket
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from helpers.pair import ClientServerPair, error_code, result_of
 
-from harness.demo import add_subtract, build_demo_server
+from harness.fixtures.demo import add_subtract, build_demo_server
 from harness.protocol import CODECS, INTERNAL_ERROR, InMemoryTransport, MCPClient, MCPServer
 
 

@@ -14,8 +14,9 @@ import pytest
 from helpers.mcp_schema import WireChecker
 from helpers.pair import CheckedTransport, strict_loads, text_of
 
-from harness.demo import add_subtract, build_demo_server
-from harness.protocol import MCPClient, StdioTransport, TransportError
+from harness.fixtures.demo import add_subtract, build_demo_server
+from harness.protocol import MCPClient, TransportError
+from harness.transports import StdioTransport
 from harness.transports.stdio import serve_stdio
 
 SERVE_DEMO = [sys.executable, "-m", "harness.cli.main", "serve", "--demo"]

@@ -2,14 +2,14 @@
 
 The stack, bottom to top::
 
-    catalogue tool  <- fault rules (harness.faults) wrap it; failures raise
+    catalogue tool  <- fault rules (harness.sim.faults) wrap it; failures raise
     MCPServer       <- tool_errors=strategy decides what a raising tool becomes
     InMemoryTransport (real serialization; its tap writes the JSONL trace)
     MCPClient       <- handshake, ids, pump_notifications
-    Host            <- what reaches the model (harness.host: typical | transparent)
+    Host            <- what reaches the model (harness.sim.host: typical | transparent)
     Agent           <- reset(task, tools, seed); act(observation) -> action
 
-Each step is one action. Time is virtual (the session :class:`~harness.faults.Clock`:
+Each step is one action. Time is virtual (the session :class:`~harness.sim.faults.Clock`:
 ``step_cost_s`` per step, a ``Wait``'s seconds, ``call_timeout_s`` for a hung
 call), so a session never sleeps and a step costs microseconds. Events from
 the scenario act on the server directly between steps; their notifications
@@ -36,15 +36,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import IO, Any
 
-from harness.catalogue import CATALOGUE, World
 from harness.errors import UserError, unknown_name
-from harness.faults import FAULT_KINDS, CallOutcome, Clock, FaultEngine, InjectedFault
-from harness.host import (
-    HOSTS,
+from harness.protocol.client import MCPClient
+from harness.protocol.codecs import CODECS, get_codec
+from harness.protocol.errors import STANDARD_CODES, ServerCrashed, TransportError
+from harness.protocol.memory import InMemoryTransport
+from harness.protocol.server import MCPServer
+from harness.protocol.strategies import STRATEGIES
+from harness.sim.agent import (
+    Agent,
     CallTool,
     Finish,
     GiveUp,
-    Host,
     ListTools,
     Observation,
     RPCErrorObservation,
@@ -52,16 +55,13 @@ from harness.host import (
     Wait,
     Waited,
 )
-from harness.protocol.client import MCPClient
-from harness.protocol.codecs import CODECS, get_codec
-from harness.protocol.errors import STANDARD_CODES, ServerCrashed, TransportError
-from harness.protocol.memory import InMemoryTransport
-from harness.protocol.server import MCPServer
-from harness.protocol.strategies import STRATEGIES
-from harness.scenario import Event, Scenario, load_scenario
-from harness.seeding import derive_seed
-from harness.trace import Trace
-from scripted_agents import Agent, make
+from harness.sim.catalogue import CATALOGUE, World
+from harness.sim.faults import FAULT_KINDS, CallOutcome, Clock, FaultEngine, InjectedFault
+from harness.sim.host import HOSTS, Host
+from harness.sim.registry import make_agent
+from harness.sim.scenario import Event, Scenario, load_scenario
+from harness.sim.seeding import derive_seed
+from harness.sim.trace import Trace
 
 __all__ = [
     "FAULT_KINDS",
@@ -170,7 +170,8 @@ def run_session(
     """
     started = time.perf_counter()
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    ag = agent if isinstance(agent, Agent) else make(agent)
+    ag = agent if isinstance(agent, Agent) else make_agent(agent)
+    agent_name = agent if isinstance(agent, str) else ag.name  # the spec as given names the row
     if strategy not in STRATEGIES:
         raise unknown_name("strategy", strategy, STRATEGIES)
     if host not in HOSTS:
@@ -183,7 +184,7 @@ def run_session(
         raise UserError(f"codec {codec!r} is not installed here: {exc}") from None
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise UserError(f"seed must be a non-negative integer, got {seed!r}")
-    run = _Session(sc, ag, strategy, seed, codec, host, Trace(trace))
+    run = _Session(sc, ag, agent_name, strategy, seed, codec, host, Trace(trace))
     try:
         run.run()
     except UserError:
@@ -197,8 +198,17 @@ class _Session:
     """The mutable state of one running session (private; the record is the interface)."""
 
     def __init__(
-        self, sc: Scenario, agent: Agent, strategy: str, seed: int, codec: str, host: str, trace: Trace
+        self,
+        sc: Scenario,
+        agent: Agent,
+        agent_name: str,
+        strategy: str,
+        seed: int,
+        codec: str,
+        host: str,
+        trace: Trace,
     ) -> None:
+        self.agent_name = agent_name
         self.sc, self.agent, self.strategy, self.seed, self.codec, self.host_mode = (
             sc,
             agent,
@@ -212,7 +222,7 @@ class _Session:
         self.world = World()
         self.engine = FaultEngine(
             sc.faults,
-            derive_seed("faults", sc.name, agent.name, seed),
+            derive_seed("faults", sc.name, agent_name, seed),
             sc.max_steps + 1,
             self.clock,
             self.world,
@@ -348,7 +358,7 @@ class _Session:
             self.client.initialize()
             tools = self.client.list_tools()
             self.agent.reset(
-                self.sc.task, tools, derive_seed("agent", self.sc.name, self.agent.name, self.seed)
+                self.sc.task, tools, derive_seed("agent", self.sc.name, self.agent_name, self.seed)
             )
             bind = getattr(self.agent, "bind", None)
             if self.agent.omniscient and callable(bind):
@@ -456,7 +466,7 @@ class _Session:
         total = len(self.done_at)
         return SessionResult(
             scenario=self.sc.name,
-            agent=self.agent.name,
+            agent=self.agent_name,
             strategy=self.strategy,
             host=self.host_mode,
             codec=self.codec,
@@ -497,7 +507,7 @@ def _with_notifications(obs: Observation, methods: tuple[str, ...]) -> Observati
 
 
 class _OracleView:
-    """The ground truth the oracle is allowed to see (scripted_agents.oracle.OracleView)."""
+    """The ground truth the oracle is allowed to see (the oracle agent reads it through ``bind``)."""
 
     def __init__(self, session: _Session) -> None:
         self._s = session

@@ -1,6 +1,6 @@
 """PNG figures from a session table (matplotlib, Agg: no display needed).
 
-Every figure is computed from the table through :func:`harness.analysis.compare`
+Every figure is computed from the table through :func:`harness.report.stats.compare`
 (so bars and intervals are the ones ``harness compare`` prints), labelled on both
 axes, and titled with what it shows and which run it came from.
 """
@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from harness.analysis import compare, param_columns
+from harness.report.stats import compare, param_columns
 
 STRATEGY_ORDER = ("is_error", "masked", "collapse", "escape")
 COLORS = {"is_error": "#2a9d8f", "masked": "#e9c46a", "collapse": "#e76f51", "escape": "#6d597a"}

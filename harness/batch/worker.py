@@ -1,6 +1,6 @@
 """What runs inside a batch worker: one task of cells, one session after another.
 
-Kept apart from :mod:`harness.batch` so that a worker process imports only the
+Kept apart from :mod:`harness.batch.runner` so that a worker process imports only the
 session machinery -- not pandas or pyarrow, which only the parent needs -- and
 starts quickly.
 """
@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.grid import Cell
+from harness.batch.grid import Cell
 
-DEFAULT_SESSION_FN = "harness.session:run_session"
-DEFAULT_LOADER = "harness.worker:load_cell_scenario"
+DEFAULT_SESSION_FN = "harness.sim.session:run_session"
+DEFAULT_LOADER = "harness.batch.worker:load_cell_scenario"
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _resolve(path: str) -> Callable[..., Any]:
 @functools.lru_cache(maxsize=256)
 def load_cell_scenario(source: str, params: tuple[tuple[str, Any], ...]) -> Any:
     """The scenario a cell runs, loaded once per worker and parameter set."""
-    from harness.scenario import load_scenario
+    from harness.sim.scenario import load_scenario
 
     scenario = load_scenario(source)
     return scenario.with_overrides(dict(params)) if params else scenario

@@ -30,8 +30,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from harness.batch.grid import KEY_COLUMNS, Grid
 from harness.errors import UserError
-from harness.grid import KEY_COLUMNS, Grid
 
 FORMAT = "harness-results/2"
 READABLE_FORMATS: tuple[str, ...] = ("harness-results/1", FORMAT)

@@ -41,8 +41,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.catalogue import CatalogueTool, World, binary_junk
-from harness.seeding import np_random
+from harness.sim.catalogue import CatalogueTool, World, binary_junk
+from harness.sim.seeding import np_random
 
 FAULT_KINDS: tuple[str, ...] = (
     "transient",
@@ -92,7 +92,7 @@ class ToolFault(Exception):
 
 @dataclass(frozen=True)
 class FaultRule:
-    """One ``[[faults]]`` table of a scenario, validated by :mod:`harness.scenario`."""
+    """One ``[[faults]]`` table of a scenario, validated by :mod:`harness.sim.scenario`."""
 
     index: int
     kind: str

@@ -28,7 +28,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import comb
 
-from harness.grid import KEY_COLUMNS
+from harness.batch.grid import KEY_COLUMNS
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 2000

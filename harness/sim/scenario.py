@@ -21,7 +21,7 @@ completely on load: every mistake is a :class:`ScenarioError` whose message is
     alternatives = [{ tool = "forecast", arguments = { location = "Oslo" } }]
     verify = { tool = "list_bookings" }   # optional: the read that shows a write happened
 
-    [[faults]]                             # see harness.faults for the kinds
+    [[faults]]                             # see harness.sim.faults for the kinds
     kind = "transient"
     tool = "weather"
     rate = 0.3                             # or calls = [1, 3]
@@ -43,17 +43,28 @@ import dataclasses
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue import CATALOGUE
 from harness.errors import UserError, unknown_name
-from harness.faults import DEFAULT_EXPLICIT, FAULT_KINDS, MALFORMED_FORMS, FaultRule
 from harness.protocol.tools import Tool
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from harness.sim.catalogue import CATALOGUE
+from harness.sim.faults import DEFAULT_EXPLICIT, FAULT_KINDS, MALFORMED_FORMS, FaultRule
 
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
-"""Where the shipped scenarios live (the checkout's ``scenarios/``)."""
+
+def _shipped_dir() -> Path:
+    # A checkout (or an editable install) reads the top-level ``scenarios/``; a wheel carries
+    # the same files as ``harness/scenarios/`` (pyproject maps that package to the folder).
+    checkout = Path(__file__).resolve().parents[2] / "scenarios"
+    if checkout.is_dir():
+        return checkout
+    return Path(str(resources.files("harness") / "scenarios"))
+
+
+SCENARIO_DIR = _shipped_dir()
+"""Where the shipped scenarios live: the checkout's ``scenarios/``, or the installed package's."""
 
 EVENT_KINDS: tuple[str, ...] = ("add_tool", "remove_tool", "change_schema", "revoke")
 

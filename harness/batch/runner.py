@@ -2,7 +2,7 @@
 
 The runner splits the cells still to run into tasks of a few dozen sessions,
 hands them to an executor (``serial``, ``process`` or ``dask``) and writes each
-finished task's rows as one chunk at once (:mod:`harness.results`). So:
+finished task's rows as one chunk at once (:mod:`harness.batch.results`). So:
 
 * a kill or Ctrl-C at any point keeps every finished task's rows, and
   ``--resume`` runs exactly the cells that are missing (no duplicates, no gaps);
@@ -35,10 +35,10 @@ from typing import Any
 import pandas as pd
 
 from harness import __version__
+from harness.batch.grid import Cell, Grid
+from harness.batch.results import ResultsDir
+from harness.batch.worker import Outcome, SessionOptions, error_row, run_cells
 from harness.errors import UserError
-from harness.grid import Cell, Grid
-from harness.results import ResultsDir
-from harness.worker import Outcome, SessionOptions, error_row, run_cells
 
 __all__ = [
     "EXECUTORS",
@@ -242,7 +242,7 @@ def _now() -> str:
 
 def git_sha() -> str:
     """The commit the harness runs from (``+dirty`` if changed), or "unknown"."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5, check=True

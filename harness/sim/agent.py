@@ -1,0 +1,130 @@
+"""The agent interface: what an agent observes, what it may do, and the class it implements.
+
+One session is an episode, Gymnasium-style: :meth:`Agent.reset` once with the task,
+the tools the host listed and a seed; then :meth:`Agent.act` maps each observation
+to one action until the agent finishes, gives up or runs out of steps. Observations
+are what the host (:mod:`harness.sim.host`) lets through; notifications that arrive
+with a step ride on that step's observation (``notifications``), as a host would add
+them to the model's next turn.
+
+This module is the whole vocabulary: an agent written outside this package (see
+``docs/agents.md``) imports from here and from :mod:`harness.sim.scenario` (the task).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from harness.sim.scenario import Task
+
+# -- observations -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Start:
+    """The first observation: the task and tools were given to ``reset``."""
+
+    notifications: tuple[str, ...] = field(default=(), kw_only=True)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A ``tools/call`` result as the server sent it (content blocks and isError)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    content: tuple[dict[str, Any], ...]
+    is_error: bool
+    notifications: tuple[str, ...] = field(default=(), kw_only=True)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined (what a model reads)."""
+        return "\n".join(
+            b["text"] for b in self.content if b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+
+
+@dataclass(frozen=True)
+class RPCErrorObservation:
+    """A JSON-RPC error reply: the code always, the message only if the host lets it through."""
+
+    tool: str | None
+    arguments: dict[str, Any]
+    code: int
+    message: str | None
+    notifications: tuple[str, ...] = field(default=(), kw_only=True)
+
+
+@dataclass(frozen=True)
+class ToolsListed:
+    """The answer to a ListTools action: every tool's descriptor."""
+
+    tools: tuple[dict[str, Any], ...]
+    notifications: tuple[str, ...] = field(default=(), kw_only=True)
+
+
+@dataclass(frozen=True)
+class Waited:
+    """A Wait action is over; ``now`` is the session's virtual time."""
+
+    seconds: float
+    now: float
+    notifications: tuple[str, ...] = field(default=(), kw_only=True)
+
+
+Observation = Start | ToolResult | RPCErrorObservation | ToolsListed | Waited
+
+# -- actions ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallTool:
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ListTools:
+    pass
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Let virtual time pass (e.g. for a rate limit); costs a step."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The agent believes the task is done."""
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    reason: str = ""
+
+
+Action = CallTool | ListTools | Wait | Finish | GiveUp
+
+
+class Agent(ABC):
+    """What the session drives. ``name`` is the registry name; ``summary`` one line for ``harness list``."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str] = ""
+    omniscient: ClassVar[bool] = False
+    """True for an agent that must be bound to the session's fault schedule (the oracle)."""
+
+    @abstractmethod
+    def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
+        """Start an episode: forget everything, seed the generator."""
+
+    @abstractmethod
+    def act(self, observation: Observation) -> Action:
+        """The next action, given what just happened."""
