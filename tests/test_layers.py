@@ -1,0 +1,151 @@
+"""The package's layers follow one session's data flow, and no import goes upward or in a circle.
+
+Every ``import`` statement in ``harness/`` is read from the source (module level and inside
+functions alike: a lazy import is still a dependency). A module may import from its own
+layer and the layers below; ``harness`` never imports ``scripted_agents`` (agents are found
+through the registry); and the import graph of ``harness`` has no cycle. The test also
+checks that the table below names every package, so a new package has to be given a place.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "harness"
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("harness", "harness.errors"),
+    ("harness.protocol",),
+    ("harness.transports",),
+    ("harness.sim",),
+    ("harness.batch",),
+    ("harness.report",),
+    ("harness.fixtures",),
+    ("harness.probe",),
+    ("harness.bench",),
+    ("harness.cli",),
+)
+"""Lowest first: CLI -> batch -> sim -> row -> table -> report, read upward."""
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _target(name: str) -> str | None:
+    """The module of ours an imported dotted name lands in (a submodule, or a package face)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _imports(module: str) -> set[str]:
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this module's package
+                base = module if is_package else module.rpartition(".")[0]
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                stem = f"{base}.{node.module}" if node.module else base
+            else:
+                stem = node.module or ""
+            for alias in node.names:
+                sub = f"{stem}.{alias.name}"
+                found.add(sub if sub in MODULES else stem)
+    return found
+
+
+GRAPH: dict[str, set[str]] = {
+    module: {t for name in _imports(module) if (t := _target(name)) is not None and t != module}
+    for module in MODULES
+}
+
+
+def _layer(module: str) -> int:
+    best = -1
+    for rank, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or (prefix != "harness" and module.startswith(prefix + ".")):
+                best = rank
+    if best < 0:
+        raise AssertionError(f"{module} is in no layer: give its package a place in LAYERS")
+    return best
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    for module in MODULES:
+        _layer(module)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_from_a_layer_above_its_own(module: str) -> None:
+    upward = sorted(t for t in GRAPH[module] if _layer(t) > _layer(module))
+    assert not upward, f"{module} (layer {_layer(module)}) imports {upward} from above"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_harness_never_imports_scripted_agents_by_name(module: str) -> None:
+    named = sorted(n for n in _imports(module) if n.split(".")[0] == "scripted_agents")
+    assert not named, f"{module} imports {named}: find agents through harness.sim.registry"
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    colour: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        colour[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if colour.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in colour and (found := visit(nxt)) is not None:
+                return found
+        stack.pop()
+        colour[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in colour and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    cycle = _cycle(GRAPH)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_a_planted_cycle() -> None:
+    # The checks above pass on a clean tree; show that they could fail.
+    planted = {k: set(v) for k, v in GRAPH.items()}
+    planted["harness.protocol.client"].add("harness.protocol")
+    assert _cycle(planted) is not None
+    assert _layer("harness.cli.run") > _layer("harness.sim.session") > _layer("harness.protocol.server")
+
+
+def test_the_protocol_core_imports_no_transport_and_not_its_own_face() -> None:
+    for module in MODULES:
+        if module.startswith("harness.protocol."):
+            assert "harness.protocol" not in GRAPH[module], f"{module} imports the package face"
+            assert not any(t.startswith("harness.transports") for t in GRAPH[module]), module
