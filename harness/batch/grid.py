@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.errors import UserError
+
+_UNSAFE = re.compile(r"[^\w.=+,-]")
+"""Characters kept out of a cell's file name (path separators, colons, spaces...)."""
 
 KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "seed")
 """Columns that, with the swept parameters, identify a session row."""
@@ -36,8 +40,14 @@ class Cell:
         return (self.scenario, self.agent, self.strategy, self.host, self.seed, *(v for _, v in self.params))
 
     def label(self) -> str:
+        """A file name for the cell (its trace, its errors.log entry): the key, joined by ``__``.
+
+        A user's agent spec (``./agents.py:Mine``) may hold characters a file name cannot;
+        they become ``_``, so shipped names and swept values read as they are.
+        """
         extra = "".join(f"__{k}={v}" for k, v in self.params)
-        return f"{self.scenario}__{self.agent}__{self.strategy}__{self.host}__{self.seed}{extra}"
+        text = f"{self.scenario}__{self.agent}__{self.strategy}__{self.host}__{self.seed}{extra}"
+        return _UNSAFE.sub("_", text)
 
 
 class _Span(Mapping[int, int]):

@@ -56,12 +56,14 @@ def test_a_user_agent_runs_by_module_path_and_by_file_path_under_every_executor(
     user_dir: Path, executor: str
 ) -> None:
     specs = ["mypkg.agents:Stubborn", "./stubborn.py:Stubborn"]
-    args = "run flaky_weather --seeds 2 --strategies is_error,collapse --workers 2 --out out --no-compare"
+    args = "run flaky_weather --seeds 2 --strategies is_error,collapse --workers 2 --out out --traces --no-compare"
     done = _harness([*args.split(), "--agents", ",".join(specs), "--executor", executor], user_dir)
     assert done.returncode == 0, done.stderr
     rows = pd.read_parquet(user_dir / "out" / "sessions.parquet")
     assert sorted(rows["agent"].unique()) == sorted(specs)  # the agent column records the spec
     assert (rows["status"] == "ok").all(), rows[["agent", "status", "error"]]
+    # A spec's slash and colon do not reach the trace's file name.
+    assert len(list((user_dir / "out" / "traces").glob("flaky_weather__*.jsonl"))) == len(rows)
 
 
 @pytest.mark.slow
