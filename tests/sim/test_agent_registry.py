@@ -56,8 +56,10 @@ def test_a_user_agent_runs_by_module_path_and_by_file_path_under_every_executor(
     user_dir: Path, executor: str
 ) -> None:
     specs = ["mypkg.agents:Stubborn", "./stubborn.py:Stubborn"]
-    args = "run flaky_weather --seeds 2 --strategies is_error,collapse --workers 2 --out out --traces --no-compare"
-    done = _harness([*args.split(), "--agents", ",".join(specs), "--executor", executor], user_dir)
+    args = "run flaky_weather --seeds 2 --strategies is_error,collapse --workers 2 --out out --traces"
+    done = _harness(
+        [*args.split(), "--no-compare", "--agents", ",".join(specs), "--executor", executor], user_dir
+    )
     assert done.returncode == 0, done.stderr
     rows = pd.read_parquet(user_dir / "out" / "sessions.parquet")
     assert sorted(rows["agent"].unique()) == sorted(specs)  # the agent column records the spec
