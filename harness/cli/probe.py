@@ -3,12 +3,17 @@
 Usage: ``harness probe [--json] [--tool NAME --args JSON [--reason TEXT]]... -- COMMAND [ARGS...]``.
 ``--args`` and ``--reason`` pair with ``--tool`` by position; ``--reason`` may be
 given once for every tool, once per tool, or not at all. Exit status 0 when the
-probe ran, whatever it found; 2 (one line on stderr) for a usage mistake.
+probe ran against an MCP server, whatever it found; 1 when the peer is not an
+MCP server at all (it echoed our requests back, as ``cat`` does, or wrote JSON
+that is no JSON-RPC response): one line on stderr names it and what it did, and
+no verdict table is printed (``--json`` still prints the report, with
+``not_mcp`` set); 2 (one line on stderr) for a usage mistake.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from typing import Any
@@ -18,6 +23,9 @@ import click
 from harness.errors import UserError
 from harness.probe.runner import DEFAULT_JOBS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT
 from harness.probe.steps import ToolCase
+
+NOT_MCP_EXIT = 1
+"""Exit status when the peer is not an MCP server (2 stays the usage mistake's)."""
 
 
 def parse_cases(
@@ -92,6 +100,10 @@ def command(
     report = run_probe(ProbeConfig(server_command, cases, timeout, startup_timeout, jobs))
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    if report.not_mcp is not None:
+        click.echo(f"harness: not an MCP server: {shlex.join(server_command)}: {report.not_mcp}", err=True)
+        sys.exit(NOT_MCP_EXIT)  # not ctx.exit: its code is lost under `python -m harness.cli.main`
+    if as_json:
         return
     from rich.console import Console
 

@@ -32,6 +32,8 @@ GARBAGE = "garbage"
 """Only lines that are not JSON objects came back within the timeout."""
 DIED = "server died"
 """The server's output closed (it exited) before it answered."""
+ECHOED = "echoed"
+"""The peer sent one of our own messages back (as ``cat`` does) instead of answering it."""
 NOT_RUN = "not run"
 """The step could not be tried: its session's handshake failed, or nothing to probe."""
 RESULT = "result"
@@ -90,6 +92,7 @@ FAILURE_VERDICTS: dict[str, str] = {
     NO_REPLY: "no reply",
     GARBAGE: "garbage",
     DIED: "server died",
+    ECHOED: "echoed",
     NOT_RUN: "not run",
 }
 """Labels that are verdicts of their own when no expectation accepts them."""

@@ -57,6 +57,8 @@ class Report:
     startup_timeout: float
     server: dict[str, Any] | None
     rules: tuple[RuleResult, ...]
+    not_mcp: str | None = None
+    """What the peer did that shows it is not an MCP server (None: it may be one)."""
 
     def summary(self) -> dict[str, int]:
         """How many rules got each verdict (every verdict listed, zeros included)."""
@@ -74,6 +76,7 @@ class Report:
             "server": self.server,
             "rules": [asdict(row) for row in self.rules],
             "summary": self.summary(),
+            "not_mcp": self.not_mcp,
         }
 
     def row(self, rule_id: str) -> RuleResult:

@@ -5,6 +5,12 @@ gets its own server process and runs in a worker thread, its rules in order of
 the handshake state they need (so one process serves a whole lane). A process
 that died, or has gone past the state a rule needs, is replaced by a fresh
 one. Every exchange is bounded by the session's timeouts, so a probe ends.
+
+A peer that never sent one valid JSON-RPC response, and echoed our messages
+back or wrote JSON objects that are no JSON-RPC messages, is not an MCP server:
+the report says so in ``not_mcp`` (what the peer did), and the CLI prints that
+instead of a verdict table. A peer that is silent, writes only non-JSON lines
+or exits is still reported rule by rule: that is how a broken server looks too.
 """
 
 from __future__ import annotations
@@ -14,12 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from harness.probe.outcomes import NOT_RUN, Outcome, verdict
+from harness.probe.outcomes import NOT_RUN, Outcome, shorten, verdict
 from harness.probe.report import SILENT, Report, RuleResult
 from harness.probe.rules import MAIN, Rule, all_rules
-from harness.probe.session import STATE_RANK, ProbeSession
+from harness.probe.session import STATE_RANK, ProbeSession, describe
 from harness.probe.steps import ProbeContext, ToolCase
 from harness.protocol.errors import TransportError
+from harness.protocol.messages import Message
 from harness.protocol.versions import LATEST_VERSION
 
 DEFAULT_TIMEOUT = 3.0
@@ -50,6 +57,15 @@ class ProbeConfig:
 class _LaneResult:
     outcomes: dict[str, Outcome]
     server_info: dict[str, Any] | None
+    echoed: Message | None = None
+    not_jsonrpc: Message | None = None
+    responded: bool = False
+
+    def saw(self, session: ProbeSession) -> None:
+        """Keep what ``session`` learnt about the peer (the first evidence of each kind)."""
+        self.echoed = self.echoed or session.echoed
+        self.not_jsonrpc = self.not_jsonrpc or session.not_jsonrpc
+        self.responded = self.responded or session.responded
 
 
 def lanes_of(rules: Sequence[Rule]) -> list[list[Rule]]:
@@ -61,13 +77,14 @@ def lanes_of(rules: Sequence[Rule]) -> list[list[Rule]]:
 
 
 def _run_lane(rules: list[Rule], config: ProbeConfig, context: ProbeContext) -> _LaneResult:
-    outcomes: dict[str, Outcome] = {}
-    server_info: dict[str, Any] | None = None
+    lane = _LaneResult({}, None)
+    outcomes = lane.outcomes
     session: ProbeSession | None = None
     try:
         for rule in rules:
             if session is None or not session.alive or STATE_RANK[session.state] > STATE_RANK[rule.state]:
                 if session is not None:
+                    lane.saw(session)
                     session.close()
                     session = None
                 try:
@@ -82,12 +99,30 @@ def _run_lane(rules: list[Rule], config: ProbeConfig, context: ProbeContext) -> 
                     continue
             failure = session.advance(rule.state)
             outcomes[rule.id] = failure if failure is not None else rule.step(session, context)
-            if server_info is None:
-                server_info = session.server_info
+            if lane.server_info is None:
+                lane.server_info = session.server_info
     finally:
         if session is not None:
+            lane.saw(session)
             session.close()
-    return _LaneResult(outcomes, server_info)
+    return lane
+
+
+def not_mcp(lanes: Sequence[_LaneResult]) -> str | None:
+    """What the peer did that shows it is not an MCP server, or None if it may be one.
+
+    Not an MCP server: no valid JSON-RPC response in any lane, and the peer echoed
+    our own messages or wrote JSON objects that are no JSON-RPC messages.
+    """
+    if any(lane.responded for lane in lanes):
+        return None
+    echoed = next((lane.echoed for lane in lanes if lane.echoed is not None), None)
+    if echoed is not None:
+        return shorten(f"it echoed our requests back instead of answering them (first: {describe(echoed)})")
+    stray = next((lane.not_jsonrpc for lane in lanes if lane.not_jsonrpc is not None), None)
+    if stray is not None:
+        return shorten(f"it answered no valid JSON-RPC response to initialize (it wrote {describe(stray)})")
+    return None
 
 
 def run_probe(config: ProbeConfig) -> Report:
@@ -117,4 +152,4 @@ def run_probe(config: ProbeConfig) -> Report:
         )
         for rule in rules
     )
-    return Report(config.command, config.timeout, config.startup_timeout, server, rows)
+    return Report(config.command, config.timeout, config.startup_timeout, server, rows, not_mcp(results))

@@ -10,6 +10,14 @@ exchange, it gets ``timeout``.
 The session tracks the handshake state the probe has driven it to (it cannot
 see the server's own). A handshake that failed is remembered, so later steps on
 the same process report ``not run`` at once instead of waiting again.
+
+A message that carries ``method`` is a request or notification *from* the
+peer, never the answer to one of ours, whatever its id. A message equal to one
+the probe itself wrote is an echo (``cat`` sends everything back): it ends the
+exchange as ``echoed`` and is neither answered nor taken as a reply. The
+session keeps the evidence the runner needs to tell a peer that is not an MCP
+server at all: the first echo, the first JSON object that is no JSON-RPC
+message, and whether any valid JSON-RPC response arrived.
 """
 
 from __future__ import annotations
@@ -24,7 +32,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.probe.outcomes import DIED, GARBAGE, NO_REPLY, NOT_RUN, Outcome, classify_reply, shorten
+from harness.probe.outcomes import (
+    DIED,
+    ECHOED,
+    GARBAGE,
+    NO_REPLY,
+    NOT_RUN,
+    Outcome,
+    classify_reply,
+    shorten,
+)
 from harness.protocol.errors import TransportError
 from harness.protocol.lifecycle import State
 from harness.protocol.messages import Message, error_response, is_valid_id, response
@@ -63,6 +80,13 @@ class ProbeSession:
         self.handshake_failure: Outcome | None = None
         self.server_info: dict[str, Any] | None = None
         self.answered_version: str | None = None
+        self.echoed: Message | None = None
+        """The first of our own messages the peer sent back, if it did."""
+        self.not_jsonrpc: Message | None = None
+        """The first JSON object from the peer that is neither a request, a notification nor a response."""
+        self.responded = False
+        """Whether the peer sent at least one valid JSON-RPC response (result or error, with an id)."""
+        self._sent: set[str] = set()
         self._next_id = 0
         self._exchanged = False
         self._eof = False
@@ -90,7 +114,7 @@ class ProbeSession:
         wait = self.timeout if self._exchanged else max(self.timeout, self.startup_timeout)
         self._exchanged = True
         try:
-            self.transport.write_raw(data)
+            self._write(data)
         except TransportError:
             return Reply(failure=self._died())
         garbage_before = seen = len(self.transport.garbage)
@@ -109,9 +133,20 @@ class ProbeSession:
                 if remaining > POLL:
                     continue
                 return Reply(failure=self._silence(wait, garbage_before))
+            deadline = min(deadline, time.monotonic() + self.timeout)  # talking: ordinary timeout from now
+            if _canonical(msg) in self._sent:
+                if self.echoed is None:
+                    self.echoed = msg
+                return Reply(failure=Outcome(ECHOED, shorten(f"sent our own message back: {_text(msg)}")))
             if "method" in msg:
+                # A request or notification from the peer: never the answer to our id.
                 self._from_server(msg)
                 continue
+            if not _is_response(msg):
+                if self.not_jsonrpc is None:
+                    self.not_jsonrpc = msg
+            else:
+                self.responded = True
             if "id" in msg and _id_in(msg["id"], reply_ids):
                 return Reply(message=msg)
             # a reply to some other request (a late answer): not ours, keep waiting
@@ -127,7 +162,7 @@ class ProbeSession:
     def notify(self, method: str) -> Outcome | None:
         """Send a notification; an Outcome only if the server is already gone."""
         try:
-            self.transport.write_raw(_dump({"jsonrpc": "2.0", "method": method}))
+            self._write(_dump({"jsonrpc": "2.0", "method": method}))
         except TransportError:
             return self._died()
         return None
@@ -207,7 +242,17 @@ class ProbeSession:
         else:
             reply = error_response(msg["id"], -32601, f"the probe does not support {msg.get('method')}")
         with contextlib.suppress(TransportError):
-            self.transport.write_raw(_dump(reply))
+            self._write(_dump(reply))
+
+    def _write(self, data: bytes) -> None:
+        # Remember what was sent, so that an echo of it is never read as the peer's own message.
+        try:
+            sent = json.loads(data)
+        except ValueError:
+            sent = None
+        if isinstance(sent, dict):
+            self._sent.add(_canonical(sent))
+        self.transport.write_raw(data)
 
     def close(self) -> None:
         """Close stdin, give the server :data:`CLOSE_GRACE`, then terminate; release every pipe."""
@@ -244,6 +289,27 @@ class ProbeSession:
 def _id_in(value: object, ids: Sequence[object]) -> bool:
     # Exact type match, so that a reply id of true never counts as 1.
     return any(value == want and type(value) is type(want) for want in ids)
+
+
+def describe(msg: Message) -> str:
+    """A peer's message in a few words: ``initialize id 1`` for a request, else its JSON."""
+    method, msg_id = msg.get("method"), msg.get("id")
+    if isinstance(method, str):
+        return method if msg_id is None else f"{method} id {json.dumps(msg_id)}"
+    return _text(msg)
+
+
+def _is_response(msg: Message) -> bool:
+    # A JSON-RPC response: an id and exactly one of result and error (no method: checked before).
+    return "id" in msg and ("result" in msg) != ("error" in msg)
+
+
+def _canonical(msg: Message) -> str:
+    return json.dumps(msg, sort_keys=True, separators=(",", ":"))
+
+
+def _text(msg: Message) -> str:
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
 
 
 def _dump(message: Message) -> bytes:

@@ -74,3 +74,4 @@ def test_the_json_report_names_the_server_and_counts_verdicts(probes: Probes) ->
     assert data["format"] == "harness-probe/1"
     assert data["server"] == {"name": "harness-demo", "version": "0.1.0"}
     assert sum(data["summary"].values()) == len(data["rules"])
+    assert data["not_mcp"] is None

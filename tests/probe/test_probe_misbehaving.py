@@ -37,3 +37,9 @@ def test_the_details_say_what_happened(probes: Probes) -> None:
     assert "'garbage: this is not JSON-RPC'" in probes.get("garbage").row("handshake.ping_first").detail
     died = probes.get("exit").row("handshake.ping_first").detail
     assert died == "exited with code 3: exit_server: refusing to serve"
+
+
+@pytest.mark.parametrize("name", [*CASES, "is_error"])
+def test_silence_garbage_and_death_are_findings_not_a_foreign_peer(probes: Probes, name: str) -> None:
+    # Only an echo or JSON that is no JSON-RPC makes a peer "not an MCP server"; these keep their rows.
+    assert probes.get(name).not_mcp is None
