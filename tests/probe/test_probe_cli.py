@@ -92,6 +92,17 @@ class TestRuns:
         assert "envelope.unparseable" in out and "version.2000-01-01" in out
         assert f"{len(RULES)} rules: " in out
 
+    def test_the_table_reads_at_80_columns(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("COLUMNS", "80")
+        assert main(["probe", "--", *DEMO]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert max(len(line) for line in lines) <= 80
+        for rule in RULES:
+            assert any(f"│ {rule.id} " in line for line in lines), rule.id
+        assert any("│ as reference & spec " in line for line in lines)
+
     def test_a_dead_server_is_a_finding_not_a_failure(self, capsys: pytest.CaptureFixture[str]) -> None:
         argv = ["probe", "--json", "--timeout", "1", "--startup-timeout", "30", "--", *peer("exit_server")]
         assert main(argv) == 0
