@@ -18,11 +18,13 @@ so nothing is lost and nothing is counted twice.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,43 @@ CHUNKS = "chunks"
 ERRORS = "errors.log"
 TRACES = "traces"
 ROW_GROUP = 5_000
+FINISHED = "complete"
+"""The manifest's ``status`` once every cell of the grid has its row in ``sessions.parquet``;
+a run is also ``running`` (or was killed while it was), or ``interrupted`` (Ctrl-C, or its
+executor failed; ``--resume`` finishes it)."""
+
+
+@dataclass(frozen=True)
+class RunState:
+    """Whether a results directory holds a finished run, and if not, why not.
+
+    ``complete`` is None when there is nothing to tell (a bare parquet file, no manifest).
+    """
+
+    complete: bool | None
+    status: str | None
+    sessions: int
+    sessions_in_grid: int | None
+    reasons: tuple[str, ...] = ()
+
+    def warning(self, path: str | Path) -> str:
+        """One line for a reader of partial rows; empty for a finished run."""
+        if self.complete is not False:
+            return ""
+        of = f" of {self.sessions_in_grid}" if self.sessions_in_grid is not None else ""
+        return (
+            f"INCOMPLETE RUN: {self.sessions}{of} sessions, status {self.status or 'unknown'!r} "
+            f"({'; '.join(self.reasons)}); these rows are partial, not a finished comparison. "
+            f"Finish it: harness run --resume --out {path}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "complete": self.complete,
+            "status": self.status,
+            "sessions": self.sessions,
+            "sessions_in_grid": self.sessions_in_grid,
+        }
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
@@ -82,20 +121,48 @@ class ResultsDir:
 
     # -- creating and opening ------------------------------------------------------
 
-    @classmethod
-    def create(cls, path: Path, manifest: dict[str, Any]) -> ResultsDir:
-        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+    @staticmethod
+    def check_new(path: str | os.PathLike[str]) -> Path:
+        """Refuse a ``path`` a new run cannot be written to, and create it (empty) if it is not there.
+
+        Called before anything is announced, so a bad ``--out`` is the first and only thing said.
+        """
+        path = Path(path)
+        if path.is_file():
+            raise UserError(f"{path}: a file, not a directory; give --out a new or empty directory")
+        if path.is_dir() and any(path.iterdir()):
             if (path / MANIFEST).exists():
-                raise UserError(f"{path}: already holds a run; use --resume to finish it, or another --out")
+                try:
+                    state = f" ({_brief(ResultsDir.open(path).state())})"
+                except UserError:
+                    state = ""
+                raise UserError(
+                    f"{path}: already holds a run{state}; use --resume to finish it, or another --out"
+                )
             raise UserError(f"{path}: exists and is not an empty directory; refusing to write into it")
-        (path / CHUNKS).mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--out {path}: cannot create the directory ({exc.strerror or exc})") from None
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UserError(f"--out {path}: the directory is not writable")
+        return path
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], manifest: dict[str, Any]) -> ResultsDir:
+        path = cls.check_new(path)
+        try:
+            (path / CHUNKS).mkdir(exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot create {CHUNKS}/ ({exc.strerror or exc})") from None
         manifest = {"format": FORMAT, **manifest}
         results = cls(path, manifest)
         results.write_manifest()
         return results
 
     @classmethod
-    def open(cls, path: Path) -> ResultsDir:
+    def open(cls, path: str | os.PathLike[str]) -> ResultsDir:
+        path = Path(path)
         if path.is_file():
             raise UserError(f"{path}: a file, not a results directory (give the directory a run wrote)")
         if not path.is_dir():
@@ -116,6 +183,41 @@ class ResultsDir:
     def grid(self) -> Grid:
         return Grid.from_json(self.manifest["grid"])
 
+    def state(self, sessions: int | None = None) -> RunState:
+        """Finished, or not and why: the manifest's status, where the rows are, how many.
+
+        ``sessions`` is the number of rows if the caller has already read them.
+        """
+        status = self.manifest.get("status")
+        status = status if isinstance(status, str) else None
+        expected = self.manifest.get("sessions_in_grid")
+        if not isinstance(expected, int):
+            try:
+                expected = len(self.grid)
+            except (UserError, KeyError):
+                expected = None
+        if sessions is None:
+            sessions = self.count_rows()
+        reasons = []
+        if status != FINISHED:
+            reasons.append(f"the manifest says {status or 'nothing'!r}, not {FINISHED!r}")
+        if not (self.path / SESSIONS).exists():
+            chunks = len(self._chunks())
+            reasons.append(f"no {SESSIONS} yet, {chunks} chunk{'s' if chunks != 1 else ''} of rows")
+        if expected is not None and sessions < expected:
+            reasons.append(f"{expected - sessions} sessions of the grid have no row")
+        return RunState(not reasons, status, sessions, expected, tuple(reasons))
+
+    def count_rows(self) -> int:
+        """Rows on disk, from the parquet footers (no row is read)."""
+        total = 0
+        for f in self._files():
+            try:
+                total += pq.ParquetFile(f).metadata.num_rows
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise UserError(f"{f}: corrupt results file ({exc})") from None
+        return total
+
     def write_manifest(self) -> None:
         data = json.dumps(self.manifest, indent=2, sort_keys=True, default=str).encode() + b"\n"
         atomic_write_bytes(self.path / MANIFEST, data, durable=True)
@@ -132,6 +234,7 @@ class ResultsDir:
         """
         sink = pa.BufferOutputStream()
         pq.write_table(_table(rows), sink)
+        (self.path / CHUNKS).mkdir(exist_ok=True)
         path = self.path / CHUNKS / f"part-{first:012d}-{uuid.uuid4().hex[:8]}.parquet"
         atomic_write_bytes(path, sink.getvalue().to_pybytes())
         return path
@@ -179,11 +282,10 @@ class ResultsDir:
         Memory stays flat: one chunk is held at a time. Returns the manifest's counts.
         """
         chunks = self._chunks()
-        if (self.path / SESSIONS).exists() and not chunks:
-            return self._stats([self.path / SESSIONS])
         if (self.path / SESSIONS).exists():
             for c in chunks:  # a kill after the rename left them: sessions.parquet is whole
                 c.unlink(missing_ok=True)
+            self._drop_chunk_dir()
             return self._stats([self.path / SESSIONS])
         schema = pa.schema([])
         for c in chunks:  # one schema at a time: a million-session run has ten thousand chunks
@@ -210,7 +312,18 @@ class ResultsDir:
         os.replace(tmp, self.path / SESSIONS)
         for c in chunks:
             c.unlink(missing_ok=True)
+        self._drop_chunk_dir()
         return self._stats([self.path / SESSIONS])
+
+    def _drop_chunk_dir(self) -> None:
+        """Remove ``chunks/`` once ``sessions.parquet`` holds every row (and temporaries left in it)."""
+        chunk_dir = self.path / CHUNKS
+        if not chunk_dir.is_dir():
+            return
+        for p in chunk_dir.glob(".*.tmp-*"):
+            p.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # something else is in it: not ours to remove
+            chunk_dir.rmdir()
 
     def _stats(self, files: Sequence[Path]) -> dict[str, Any]:
         """Row and harness-error counts, and one sha256 over every row's fault schedule."""
@@ -269,13 +382,34 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def load_sessions(path: str | Path) -> pd.DataFrame:
+def _brief(state: RunState) -> str:
+    of = f" of {state.sessions_in_grid}" if state.sessions_in_grid is not None else ""
+    return f"status {state.status or 'unknown'!r}, {state.sessions}{of} sessions"
+
+
+def load_sessions(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The session table of a results directory (or of a parquet file)."""
+    return load_run(path)[0]
+
+
+def load_run(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, RunState]:
+    """The session table of a results directory (or of a parquet file), and whether it is finished.
+
+    A parquet file inside a results directory answers for that run; any other parquet file
+    has no manifest to tell, and its state's ``complete`` is None.
+    """
     p = Path(path)
     if p.is_file() and p.suffix == ".parquet":
         try:
             frame: pd.DataFrame = pq.read_table(p).to_pandas()
-            return frame
         except (OSError, pa.ArrowInvalid) as exc:
             raise UserError(f"{p}: corrupt results file ({exc})") from None
-    return ResultsDir.open(p).read_rows()
+        if p.name == SESSIONS and (p.parent / MANIFEST).exists():
+            try:
+                return frame, ResultsDir.open(p.parent).state(len(frame))
+            except UserError:
+                pass
+        return frame, RunState(None, None, len(frame), None)
+    results = ResultsDir.open(p)
+    frame = results.read_rows()
+    return frame, results.state(len(frame))

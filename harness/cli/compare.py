@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 import pandas as pd
@@ -14,13 +16,30 @@ from harness.batch.grid import split_names
 from harness.errors import UserError, unknown_name
 from harness.protocol.strategies import STRATEGIES
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from harness.batch.results import RunState
+
 FORMATS = ("table", "markdown", "csv", "json")
 
 
 def print_comparison(
-    df: pd.DataFrame, *, by: Sequence[str], baseline: str, k: int, fmt: str, source: str = ""
+    df: pd.DataFrame,
+    *,
+    by: Sequence[str],
+    baseline: str,
+    k: int,
+    fmt: str,
+    source: str = "",
+    state: RunState | None = None,
 ) -> None:
-    """Compute and print the comparison of ``df`` in ``fmt``."""
+    """Compute and print the comparison of ``df`` in ``fmt``.
+
+    ``state`` says whether the rows are a finished run's; partial rows are printed under a
+    warning (above the table and in its title; on stderr for csv; ``complete: false`` and
+    the manifest's ``status`` in json), never as if they were a finished comparison.
+    """
     from harness.report.stats import compare, display_frame, to_markdown
 
     if baseline not in set(df["strategy"]):
@@ -33,28 +52,100 @@ def print_comparison(
         if col not in df.columns:
             raise unknown_name("--by column", col, map(str, df.columns))
     table = compare(df, by=by, baseline=baseline, k=k)
+    warning = state.warning(source) if state is not None else ""
     if fmt == "csv":
+        if warning:
+            click.echo(f"harness: warning: {warning}", err=True)
         click.echo(table.to_csv(index=False), nl=False)
     elif fmt == "json":
         records = [{k2: (None if isinstance(v, float) and math.isnan(v) else v) for k2, v in r.items()}
                    for r in table.to_dict(orient="records")]  # fmt: skip
-        click.echo(json.dumps({"source": source, "baseline": baseline, "k": k, "rows": records}, default=str))
+        run: dict[str, Any] = state.to_json() if state is not None else {"complete": None, "status": None}
+        if warning:
+            run["warning"] = warning
+        doc = {"source": source, **run, "baseline": baseline, "k": k, "rows": records}
+        click.echo(json.dumps(doc, default=str))
     elif fmt == "markdown":
+        if warning:
+            click.echo(f"> **Warning:** {warning}\n")
         click.echo(to_markdown(display_frame(table, k)))
     else:
-        from rich.console import Console
-        from rich.table import Table
+        if warning:
+            click.echo(click.style(f"WARNING: {warning}", fg="yellow", bold=True))
+        print_table(display_frame(table, k), title=_title(source, baseline, state))
 
-        shown = display_frame(table, k)
-        title = (
-            f"strategy comparison ({source}); baseline {baseline}; 95% bootstrap CIs; McNemar on paired seeds"
-        )
-        rt = Table(title=title, title_justify="left")
-        for col in shown.columns:
-            rt.add_column(str(col), overflow="fold")
-        for values in shown.itertuples(index=False, name=None):
+
+def _title(source: str, baseline: str, state: RunState | None) -> str:
+    title = f"strategy comparison ({source}); baseline {baseline}; 95% bootstrap CIs; McNemar on paired seeds"
+    if state is not None and state.complete is False:
+        of = f" of {state.sessions_in_grid}" if state.sessions_in_grid is not None else ""
+        title = f"INCOMPLETE RUN ({state.sessions}{of} sessions, status {state.status or 'unknown'}): {title}"
+    return title
+
+
+def print_table(shown: pd.DataFrame, *, title: str) -> None:
+    """``shown`` as rich tables on stdout that fit the terminal; in a pipe no cell is ever split.
+
+    On a terminal too narrow for the whole table, its metric columns are dealt into
+    several tables, each repeating the key columns (those before ``n``), so every cell
+    stays on one line; only a terminal too narrow for the key columns alone folds cells.
+    In a pipe or a file there is no width to fit: one table as wide as its widest row.
+    """
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        _print_parts(Console(width=100_000, file=console.file), shown, [list(shown.columns)], title, fit=True)
+        return
+    _print_parts(console, shown, _deal_columns(shown, console.width), title, fit=False)
+
+
+def _deal_columns(shown: pd.DataFrame, width: int) -> list[list[str]]:
+    """The columns of each table: the key columns, then as many metric columns as fit ``width``."""
+    from rich.cells import cell_len
+
+    def need(col: str) -> int:  # the cell's text, its padding either side, and one border
+        return max(cell_len(str(v)) for v in [col, *shown[col]]) + 3
+
+    columns = [str(c) for c in shown.columns]
+    n_keys = columns.index("n") if "n" in columns else 1
+    keys, metrics = columns[:n_keys], columns[n_keys:]
+    base = 1 + sum(need(c) for c in keys)
+    parts: list[list[str]] = []
+    part: list[str] = []
+    used = base
+    for col in metrics:
+        if part and used + need(col) > width:
+            parts.append(keys + part)
+            part, used = [], base
+        part.append(col)
+        used += need(col)
+    parts.append(keys + part)
+    return parts
+
+
+def _print_parts(
+    console: Console, shown: pd.DataFrame, parts: list[list[str]], title: str, *, fit: bool
+) -> None:
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    for i, cols in enumerate(parts):
+        rt = Table(title=title if i == 0 else None, title_justify="left")
+        for col in cols:
+            interval = any(_INTERVAL.search(str(v)) for v in shown[col])
+            rt.add_column(col, overflow="fold", no_wrap=interval or len(parts) > 1)
+        for values in shown[cols].itertuples(index=False, name=None):
             rt.add_row(*(str(v) for v in values))
-        Console(width=max(160, Console().width)).print(rt)
+        if fit:  # as wide as the widest row: nothing wraps
+            width = Measurement.get(console, console.options, rt).maximum
+            type(console)(width=max(width, 40), file=console.file).print(rt)
+        else:
+            console.print(rt)
+
+
+_INTERVAL = re.compile(r"\[[^\]]*, [^\]]*\]")
+"""An interval cell, as :func:`harness.report.stats.display_frame` writes it: ``0.80 [0.78, 0.82]``."""
 
 
 @click.command("compare")
@@ -66,10 +157,16 @@ def print_comparison(
 @click.option("--k", "k", type=click.IntRange(min=1), default=3, show_default=True, help="k of pass^k.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 def command(directory: Path, baseline: str, by: str, k: int, fmt: str) -> None:
-    """Per group and strategy: success, pass^k, recovery, steps to recover, wedged share, paired tests."""
-    from harness.batch.results import load_sessions
+    """Per group and strategy: success, pass^k, recovery, steps to recover, wedged share, paired tests.
 
-    df = load_sessions(directory)
+    A run that is not finished (interrupted, still running, or killed) is compared all the
+    same, under a warning; ``--format json`` says ``"complete": false`` and the run's status.
+    """
+    from harness.batch.results import load_run
+
+    df, state = load_run(directory)
     if df.empty:
-        raise UserError(f"{directory}: no finished sessions yet")
-    print_comparison(df, by=split_names([by]), baseline=baseline, k=k, fmt=fmt, source=str(directory))
+        raise UserError(f"{directory}: no finished sessions yet ({state.status or 'no status'})")
+    print_comparison(
+        df, by=split_names([by]), baseline=baseline, k=k, fmt=fmt, source=str(directory), state=state
+    )

@@ -15,12 +15,21 @@ from harness.errors import UserError
     "--out", type=click.Path(path_type=Path), default=None, help="Where PNGs go; default DIR/plots."
 )
 def command(directory: Path, out: Path | None) -> None:
-    """Success and recovery by strategy, steps to recover, sweeps, agent x strategy heat map."""
-    from harness.batch.results import load_sessions
+    """Success and recovery by strategy, steps to recover, sweeps, agent x strategy heat map.
 
-    df = load_sessions(directory)
+    A run that is not finished is drawn all the same, with a warning on stderr and
+    "INCOMPLETE" in every figure's title.
+    """
+    from harness.batch.results import load_run
+
+    df, state = load_run(directory)
     if df.empty:
-        raise UserError(f"{directory}: no finished sessions yet")
+        raise UserError(f"{directory}: no finished sessions yet ({state.status or 'no status'})")
+    run = directory.name or str(directory)
+    if state.complete is False:
+        click.echo(f"harness: warning: {state.warning(directory)}", err=True)
+        of = f" of {state.sessions_in_grid}" if state.sessions_in_grid is not None else ""
+        run = f"{run} (INCOMPLETE: {state.sessions}{of} sessions, status {state.status or 'unknown'})"
     from harness.report.plots import draw_all  # matplotlib is slow to import: only once the input is good
 
     target = out or (directory / "plots")
@@ -28,5 +37,5 @@ def command(directory: Path, out: Path | None) -> None:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--out {target}: cannot create the directory ({exc.strerror or exc})") from None
-    for path in draw_all(df, target, run=directory.name):
+    for path in draw_all(df, target, run=run):
         click.echo(str(path))
