@@ -2,8 +2,14 @@
 
 Subcommands are named in :data:`COMMANDS` as ``module:attribute`` so that
 ``harness --help`` stays fast and one broken optional stack (say, the HTTP
-transport's) cannot take down the others. A :class:`~harness.errors.UserError`
-from any command becomes one line on stderr and exit status 2.
+transport's) cannot take down the others.
+
+Every error a user can cause reads the same way: one line on stderr,
+``harness: error: ...``, and exit status 2 -- a :class:`~harness.errors.UserError`
+from a command as much as a malformed invocation that click itself catches (an
+unknown option, a missing argument, a bad value), which adds where to look
+(``see 'harness run --help'``) instead of click's usage block. Bare ``harness``
+prints the help and exits 0.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -31,7 +38,29 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class LazyGroup(click.Group):
-    """A group that imports a subcommand's module only when it is invoked."""
+    """A group that imports a subcommand's module only when it is invoked.
+
+    Run standalone (``harness``, or ``CliRunner().invoke(cli, ...)``) it reports errors
+    the project's way (:func:`run_cli`), not with click's usage block.
+    """
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        sys.exit(run_cli(self, args, prog_name or "harness", **extra))
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)  # what a bare ``harness`` asks for
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in COMMANDS if _available(name))
@@ -67,23 +96,43 @@ def cli() -> None:
     """Simulate MCP agent loops under tool failures and compare error-handling strategies."""
 
 
-def main(argv: list[str] | None = None) -> Any:
-    """Run the CLI; user errors exit 2 with one line, never a traceback."""
+def usage_line(exc: click.UsageError) -> str:
+    """A malformed invocation as one line, in the style of every other user error."""
+    message = exc.format_message().rstrip()
+    where = exc.ctx.command_path if exc.ctx is not None else "harness"
+    return f"harness: error: {message} (see '{where} --help')"
+
+
+def run_cli(
+    group: click.Command, argv: Sequence[str] | None, prog_name: str = "harness", **extra: Any
+) -> int:
+    """Run ``group``; return its exit status, printing a user's error as one line (never a traceback)."""
     try:
-        rc = cli.main(args=argv, prog_name="harness", standalone_mode=False)
+        rc = click.Command.main(group, args=argv, prog_name=prog_name, standalone_mode=False, **extra)
         return rc if isinstance(rc, int) else 0
     except UserError as exc:
         click.echo(f"harness: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.exceptions.Abort:
         click.echo("harness: aborted", err=True)
-        sys.exit(130)
+        return 130
+    except click.UsageError as exc:
+        click.echo(usage_line(exc), err=True)
+        return 2
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(2 if exc.exit_code in (1, 2) else exc.exit_code)
+        click.echo(f"harness: error: {exc.format_message()}", err=True)
+        return 2 if exc.exit_code in (1, 2) else exc.exit_code
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the CLI; user errors exit 2 with one line, never a traceback."""
+    rc = run_cli(cli, argv)
+    if rc:
+        sys.exit(rc)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
