@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
-from harness.batch.grid import Grid
+from harness.batch.grid import Cell, Grid
 from harness.batch.results import ResultsDir
 from harness.batch.runner import SessionOptions, run_batch
 from harness.errors import UserError
@@ -44,7 +47,7 @@ def test_serial_batch_writes_one_row_per_cell_and_a_complete_manifest(tmp_path: 
     assert manifest["grid"]["seeds"] == {"start": 0, "stop": 6}
     assert len(manifest["fault_schedule_hash"]) == 64
     assert len(list((tmp_path / "run" / "traces").glob("*.jsonl"))) == len(g)
-    assert not list((tmp_path / "run" / "chunks").glob("*.parquet"))
+    assert not (tmp_path / "run" / "chunks").exists()  # not even an empty chunks/ is left behind
 
 
 def test_results_are_identical_across_executors(tmp_path: Path) -> None:
@@ -151,3 +154,81 @@ def test_resume_after_sigkill_loses_nothing_and_duplicates_nothing(tmp_path: Pat
     merged = final.merge(kept, on=["scenario", "agent", "strategy", "host", "seed"], suffixes=("", "_kept"))
     assert len(merged) == len(kept)  # every row finished before the kill is still there, unchanged
     assert (merged.wall_time_s == merged.wall_time_s_kept).all()
+
+
+class _PathLike:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+
+def test_run_batch_takes_a_str_or_any_path_like(tmp_path: Path) -> None:
+    g = grid(seeds=2)
+    by_str = run_batch(g, str(tmp_path / "s"), executor="serial", options=FAKE)
+    assert by_str.out == tmp_path / "s" and len(by_str.frame) == len(g)
+    by_fspath = run_batch(g, _PathLike(tmp_path / "p"), executor="serial", options=FAKE)
+    assert len(by_fspath.frame) == len(g)
+    again = run_batch(g, str(tmp_path / "s"), executor="serial", options=FAKE, resume=True)
+    assert (again.ran, again.skipped) == (0, len(g))
+    assert len(ResultsDir.open(str(tmp_path / "s")).read_rows()) == len(g)
+
+
+def _interrupt_after_first_task(total: int, done: int) -> Callable[[int], None]:
+    def advance(n: int) -> None:
+        raise KeyboardInterrupt
+
+    return advance
+
+
+def test_a_resumed_run_removes_its_chunks_directory_when_it_finishes(tmp_path: Path) -> None:
+    g = grid(seeds=8)
+    run = tmp_path / "run"
+    first = run_batch(
+        g, run, executor="serial", workers=1, options=FAKE, progress=_interrupt_after_first_task
+    )
+    assert first.interrupted and _chunks(run) == 1
+    run_batch(g, run, executor="serial", options=FAKE, resume=True)
+    assert not (run / "chunks").exists()
+    assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
+
+
+def test_an_executor_that_fails_leaves_the_run_interrupted_and_resumable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.batch.runner as runner
+
+    def broken(
+        tasks: Iterator[list[Cell]], options: SessionOptions, workers: int, scheduler: str | None
+    ) -> Any:
+        yield from runner._serial(itertools.islice(tasks, 1), options, workers, scheduler)
+        raise UserError("the cluster went away")
+
+    monkeypatch.setitem(runner._EXECUTORS, "serial", broken)
+    g = grid(seeds=8)
+    with pytest.raises(UserError, match="the cluster went away"):
+        run_batch(g, tmp_path / "run", executor="serial", workers=1, options=FAKE)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"  # not "running"
+    assert manifest["error"] == "the cluster went away"
+    monkeypatch.undo()
+    summary = run_batch(g, tmp_path / "run", executor="serial", options=FAKE, resume=True)
+    assert summary.skipped > 0 and summary.ran + summary.skipped == len(g)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and "error" not in manifest
+
+
+def test_an_unreachable_scheduler_is_one_user_error_and_the_run_stays_resumable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("distributed")
+    import harness.batch.runner as runner
+
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 0.5)
+    with pytest.raises(runner.SchedulerUnreachable, match=r"tcp://127\.0\.0\.1:1: cannot connect") as exc:
+        run_batch(
+            grid(seeds=2), tmp_path / "run", executor="dask", scheduler="tcp://127.0.0.1:1", options=FAKE
+        )
+    assert "\n" not in str(exc.value)
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "interrupted"

@@ -56,6 +56,13 @@ __all__ = [
 
 EXECUTORS: tuple[str, ...] = ("serial", "process", "dask")
 
+SCHEDULER_TIMEOUT_S = 10.0
+"""How long ``--executor dask --scheduler ADDRESS`` tries to reach the scheduler before giving up."""
+
+
+class SchedulerUnreachable(UserError):
+    """The dask scheduler named by ``--scheduler`` could not be reached; the run is kept, resumable."""
+
 
 @dataclass
 class BatchSummary:
@@ -182,15 +189,19 @@ def _dask(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | 
     try:
         if scheduler:
             try:
-                client = Client(scheduler, timeout=10)
-            except (OSError, TimeoutError) as exc:
-                raise UserError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+                client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
+            except Exception as exc:  # OSError, TimeoutError, ValueError for a malformed address...
+                why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise SchedulerUnreachable(f"--scheduler {scheduler}: cannot connect ({why})") from None
         else:
             cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
+                # No dashboard; the scheduler's HTTP server still starts, on 8787 unless told:
+                # a port of its own, so another cluster on this machine is no clash (or warning).
+                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                 silence_logs=40,
             )
             client = Client(cluster)
@@ -269,14 +280,33 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def default_out(root: Path = Path("results")) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    path = root / stamp
-    n = 1
-    while path.exists():
-        n += 1
-        path = root / f"{stamp}-{n}"
-    return path
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+
+def default_out(root: str | os.PathLike[str] = Path("results")) -> Path:
+    """A new, empty ``root/<UTC timestamp>`` directory, created here and now.
+
+    Two runs started in the same second get ``<stamp>`` and ``<stamp>-2`` (then ``-3``...):
+    each name is taken by an ``mkdir`` that fails if the directory exists, so two
+    processes can never both take the same one.
+    """
+    root = Path(root)
+    stamp = _stamp()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{root}: cannot create the results directory ({exc.strerror or exc})") from None
+    for n in itertools.count(1):
+        path = root / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            path.mkdir(exist_ok=False)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise UserError(f"{path}: cannot create the results directory ({exc.strerror or exc})") from None
+        return path
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _tasks(grid: Grid, done: set[tuple[Any, ...]], size: int) -> Iterator[list[Cell]]:
@@ -315,7 +345,7 @@ ProgressFn = Callable[[int], None]
 
 def run_batch(
     grid: Grid,
-    out: Path,
+    out: str | os.PathLike[str],
     *,
     executor: str = "process",
     workers: int | None = None,
@@ -326,8 +356,12 @@ def run_batch(
 ) -> BatchSummary:
     """Run (or finish) the batch ``grid`` into ``out``.
 
-    ``progress(total, already_done)`` returns a callback advanced by finished sessions.
+    ``out`` is a path (``str`` or ``os.PathLike``). ``progress(total, already_done)``
+    returns a callback advanced by finished sessions. If the executor fails (say, its
+    dask scheduler cannot be reached) the run is marked ``interrupted``, not left
+    ``running``, and the error goes on to the caller: ``resume=True`` finishes it.
     """
+    out = Path(out)
     if executor not in _EXECUTORS:
         raise UserError(f"unknown executor {executor!r} (valid: {', '.join(EXECUTORS)})")
     workers = workers or os.cpu_count() or 1
@@ -388,6 +422,12 @@ def run_batch(
                 advance(len(outcomes))
     except KeyboardInterrupt:
         interrupted = True
+    except BaseException as exc:
+        results.manifest["status"] = "interrupted"
+        results.manifest["error"] = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        results.write_manifest()
+        raise
+    results.manifest.pop("error", None)
     if not interrupted:
         stats = results.consolidate()
         results.manifest.update({"status": "complete", "finished": _now(), **stats})

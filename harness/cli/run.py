@@ -114,14 +114,25 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None
 @click.option("--hosts", multiple=True, help="Host models (typical, transparent); default typical.")
 @click.option("--seeds", type=int, default=DEFAULT_SEEDS, show_default=True, help="Seeds 0..N-1 per cell.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=V1,V2", help="Sweep a scenario parameter.")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Results directory.")
 @click.option(
-    "--executor", type=click.Choice(["serial", "process", "dask"]), default="process", show_default=True
+    "--out", type=click.Path(path_type=Path), default=None, help="Results directory; default results/<time>."
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["serial", "process", "dask"]),
+    default="process",
+    show_default=True,
+    help="Where sessions run; --resume keeps the run's unless given.",
 )
 @click.option(
     "--workers", type=click.IntRange(min=1), default=None, help="Worker processes; default all cores."
 )
-@click.option("--scheduler", default=None, metavar="ADDRESS", help="A dask scheduler, e.g. tcp://host:8786.")
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="A dask scheduler, e.g. tcp://host:8786; --resume keeps the run's unless given.",
+)
 @click.option("--resume", is_flag=True, help="Finish an interrupted run in --out (or the latest run).")
 @click.option("--traces", is_flag=True, help="Also write every session's JSONL wire trace.")
 @click.option("--codec", type=click.Choice(["json", "orjson", "msgspec"]), default="json", show_default=True)
@@ -129,7 +140,9 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None
     "--by", default="agent", show_default=True, help="Group the printed comparison by these columns."
 )
 @click.option("--no-compare", is_flag=True, help="Do not print the comparison at the end.")
+@click.pass_context
 def command(
+    ctx: click.Context,
     scenarios: tuple[str, ...],
     agents: tuple[str, ...],
     strategies: tuple[str, ...],
@@ -148,10 +161,8 @@ def command(
 ) -> int:
     """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare."""
     from harness.batch.results import ResultsDir
-    from harness.batch.runner import SessionOptions, default_out, run_batch
+    from harness.batch.runner import SchedulerUnreachable, SessionOptions, default_out, run_batch
 
-    if scheduler and executor != "dask":
-        raise UserError("--scheduler goes with --executor dask")
     if resume:
         if out is None:
             out = _latest_run()
@@ -160,32 +171,52 @@ def command(
         sources = tuple(sorted(results.manifest.get("scenario_sources", {}).items()))
         codec = results.manifest.get("codec", codec)
         traces = bool(results.manifest.get("traces", traces))
-        if scenarios or agents or strategies or hosts or sets:
-            given, _ = build_grid(scenarios, agents, strategies, hosts, seeds, sets)
-            if given != grid:
-                raise UserError(f"{out}: the grid given differs from the run's; omit it to resume as it was")
+        given = {
+            name: _given(ctx, name)
+            for name in ("scenarios", "agents", "strategies", "hosts", "seeds", "sets")
+        }
+        if any(given.values()):
+            _refuse_another_grid(out, grid, given, scenarios, agents, strategies, hosts, seeds, sets)
+        # The run goes on where it was started unless told otherwise.
+        if not _given(ctx, "executor"):
+            executor = str(results.manifest.get("executor") or executor)
+            if not _given(ctx, "scheduler") and executor == "dask":
+                scheduler = results.manifest.get("scheduler") or None
     else:
         grid, sources = build_grid(scenarios, agents, strategies, hosts, seeds, sets)
-        out = out or default_out()
+    if scheduler and executor != "dask":
+        raise UserError("--scheduler goes with --executor dask")
     from harness.sim.session import ROW_COLUMNS
 
     known = (*ROW_COLUMNS, *grid.param_names)
     for col in split_names([by]):
         if col not in known:
             raise unknown_name("--by column", col, known)
+    if not resume:
+        # Last of the checks, and before anything is announced: the directory is taken now.
+        out = ResultsDir.check_new(out) if out is not None else default_out()
+    assert out is not None
     options = SessionOptions(codec=codec, traces=traces, scenario_sources=sources)
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
-    click.echo(f"harness run: {len(grid)} sessions -> {out} ({executor})", err=True)
-    summary = run_batch(
-        grid,
-        out,
-        executor=executor,
-        workers=workers,
-        scheduler=scheduler,
-        resume=resume,
-        options=options,
-        progress=progress_factory(interactive),
-    )
+    where = f"{executor}, {scheduler}" if scheduler else executor
+    verb = "resuming" if resume else "running"
+    click.echo(f"harness run: {verb} {len(grid)} sessions -> {out} ({where})", err=True)
+    try:
+        summary = run_batch(
+            grid,
+            out,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            resume=resume,
+            options=options,
+            progress=progress_factory(interactive),
+        )
+    except SchedulerUnreachable as exc:
+        raise UserError(
+            f"{exc}; the run is kept (status 'interrupted'). Resume: harness run --resume --out {out}"
+            " [--scheduler ADDRESS | --executor process]"
+        ) from None
     rate = summary.ran / summary.seconds if summary.seconds > 0 else 0.0
     click.echo(
         f"harness run: ran {summary.ran} sessions in {summary.seconds:.1f}s ({rate:,.0f}/s), "
@@ -207,8 +238,84 @@ def command(
     return 0
 
 
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the user gave ``name`` (on the command line or in the environment), not its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source not in (
+        click.core.ParameterSource.DEFAULT,
+        click.core.ParameterSource.DEFAULT_MAP,
+    )
+
+
+def _describe(values: object) -> str:
+    if isinstance(values, range):
+        return f"{len(values)} ({values.start}..{values.stop - 1})" if len(values) else "none"
+    if isinstance(values, tuple) and all(isinstance(v, str) for v in values):
+        return ",".join(values)
+    return str(values)
+
+
+def _refuse_another_grid(
+    out: Path,
+    grid: Grid,
+    given: dict[str, bool],
+    scenarios: tuple[str, ...],
+    agents: tuple[str, ...],
+    strategies: tuple[str, ...],
+    hosts: tuple[str, ...],
+    seeds: int,
+    sets: tuple[str, ...],
+) -> None:
+    """A resume finishes the grid the run started with; an option that would change it is refused."""
+    from harness.sim.registry import agent_class
+    from harness.sim.scenario import list_scenarios, load_scenario
+
+    differ: list[str] = []
+    if given["scenarios"]:
+        names = []
+        for spec in split_names(scenarios):
+            if not spec.endswith(".toml") and spec not in list_scenarios() and spec not in grid.scenarios:
+                raise unknown_name("scenario", spec, list_scenarios())
+            names.append(load_scenario(spec).name if spec.endswith(".toml") else spec)
+        if tuple(names) != grid.scenarios:
+            differ.append(f"scenarios {','.join(names)} (the run's: {_describe(grid.scenarios)})")
+    for name, values, have in (("agents", agents, grid.agents), ("strategies", strategies, grid.strategies),
+                               ("hosts", hosts, grid.hosts)):  # fmt: skip
+        if given[name]:
+            wanted = split_names(values)
+            if name == "agents":
+                for a in wanted:
+                    if a not in have:
+                        agent_class(a)  # an unknown name says so, with the nearest ones
+            if wanted != have:
+                differ.append(f"--{name} {','.join(wanted)} (the run's: {_describe(have)})")
+    if given["seeds"]:
+        if seeds < 1:
+            raise UserError("--seeds must be at least 1")
+        if range(seeds) != grid.seeds:
+            differ.append(f"--seeds {seeds} (the run's: {_describe(grid.seeds)})")
+    if given["sets"]:
+        sweeps = parse_sets(sets)
+        if sweeps != grid.sweeps:
+            run_sets = " ".join(f"{k}={','.join(map(str, v))}" for k, v in grid.sweeps) or "none"
+            differ.append(f"--set {' '.join(sets)} (the run's: {run_sets})")
+    if differ:
+        raise UserError(
+            f"--resume finishes {out} as it was started, but {'; '.join(differ)} would change its grid: "
+            "drop those options to resume, or start a new run with another --out"
+        )
+
+
+def _run_order(path: Path) -> tuple[str, int]:
+    """``<stamp>`` before ``<stamp>-2`` before ``<stamp>-10`` (a bare stamp ends in its 6-digit time)."""
+    base, sep, n = path.name.rpartition("-")
+    if sep and n.isdigit() and len(n) < 6:
+        return (base, int(n))
+    return (path.name, 1)
+
+
 def _latest_run(root: Path = Path("results")) -> Path:
-    runs = sorted(p for p in root.glob("*") if (p / "manifest.json").exists())
+    runs = sorted((p for p in root.glob("*") if (p / "manifest.json").exists()), key=_run_order)
     if not runs:
         raise UserError(f"--resume: no runs under {root}/; name one with --out")
     return runs[-1]
