@@ -5,10 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.text import Text
 
-from harness.report.plots import draw_all
+from harness.report.plots import (
+    agent_strategy_heatmap,
+    draw_all,
+    steps_to_recover,
+    success_and_recovery,
+    success_vs_sweep,
+)
 
 
 def frame(sweep: bool) -> pd.DataFrame:
@@ -48,3 +57,59 @@ def test_all_four_figures_for_a_swept_run(tmp_path: Path) -> None:
 def test_no_sweep_figure_without_a_sweep(tmp_path: Path) -> None:
     names = {p.name for p in draw_all(frame(sweep=False), tmp_path, run="r")}
     assert "success_vs_sweep.png" not in names and len(names) == 3
+
+
+def _texts(ax: Axes, gid: str) -> list[Text]:
+    return [t for t in ax.texts if t.get_gid() == gid]
+
+
+def test_a_group_without_recovery_opportunities_shows_na_not_a_zero_bar() -> None:
+    df = frame(sweep=False)
+    df.loc[df.scenario == "b", ["recovery_opportunities", "recoveries"]] = 0  # rate undefined in b
+    df.loc[(df.scenario == "a") & (df.strategy == "escape"), "recoveries"] = 0  # a measured 0 in a
+    fig = success_and_recovery(df, "r")
+    recovery = fig.axes[1]
+    na = _texts(recovery, "na")
+    assert [t.get_text() for t in na] == ["n/a"] * 4  # one per strategy in scenario b, none elsewhere
+    assert all(round(t.get_position()[0]) == 1 for t in na)  # scenario b is the second group
+    zero = _texts(recovery, "zero")
+    assert [(t.get_text(), round(t.get_position()[0])) for t in zero] == [("0", 0)]
+    assert any("n/a: no recovery opportunities" in t.get_text() for t in recovery.texts)
+    assert not _texts(fig.axes[0], "na")  # every success rate is defined
+    plt.close(fig)
+
+
+def test_the_box_plot_has_a_legend_for_median_and_mean() -> None:
+    fig = steps_to_recover(frame(sweep=False), "r")
+    legend = fig.axes[0].get_legend()
+    assert legend is not None
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels[:2] == ["median", "mean"]
+    plt.close(fig)
+
+
+def test_strategies_with_identical_results_stay_visible_in_the_sweep() -> None:
+    df = frame(sweep=True)
+    masked = df[df.strategy == "masked"]
+    df.loc[df.strategy == "collapse", "success"] = masked.success.to_numpy()  # collapse == masked
+    fig = success_vs_sweep(df, "r")
+    assert fig is not None
+    lines = {str(line.get_label()): line for line in fig.axes[0].get_lines()}
+    m, c = lines["masked"], lines["collapse"]
+    assert list(m.get_ydata()) == list(c.get_ydata())  # the same values ...
+    mx, cx = np.asarray(m.get_xdata(), dtype=float), np.asarray(c.get_xdata(), dtype=float)
+    assert np.all(mx != cx)  # ... drawn at different x
+    assert m.get_marker() != c.get_marker() and m.get_markersize() > c.get_markersize()
+    assert m.get_markerfacecolor() == "none"  # hollow: the smaller marker shows through
+    # the ticks still sit on the swept values
+    assert [float(x) for x in fig.axes[0].get_xticks()] == [0.0, 0.2]
+    plt.close(fig)
+
+
+def test_a_heatmap_cell_without_sessions_reads_na() -> None:
+    df = frame(sweep=False)
+    df = df[~((df.agent == "naive") & (df.strategy == "escape"))]
+    fig = agent_strategy_heatmap(df, "r")
+    na = _texts(fig.axes[0], "na")
+    assert [(t.get_text(), t.get_position()) for t in na] == [("n/a", (3, 0))]
+    plt.close(fig)

@@ -3,6 +3,12 @@
 Every figure is computed from the table through :func:`harness.report.stats.compare`
 (so bars and intervals are the ones ``harness compare`` prints), labelled on both
 axes, and titled with what it shows and which run it came from.
+
+What a reader could mistake is drawn apart: a group without recovery
+opportunities (rate undefined) shows "n/a" where its bar would stand, never a
+0 bar; the box plot has a legend for its median and mean; in the sweep plot
+the strategies are dodged a little along x and drawn with hollow markers of
+decreasing size, so that strategies with identical results stay visible.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from harness.report.stats import compare, param_columns
 
@@ -27,6 +34,13 @@ STRATEGY_ORDER = ("is_error", "masked", "collapse", "escape")
 COLORS = {"is_error": "#2a9d8f", "masked": "#e9c46a", "collapse": "#e76f51", "escape": "#6d597a"}
 # Strategies that give identical outcomes draw identical lines; styles keep each one visible.
 STYLES = {"is_error": ("-", "o"), "masked": ("--", "s"), "collapse": (":", "^"), "escape": ("-.", "D")}
+NA = "n/a"
+"""Shown where a rate is undefined (no sessions, or no recovery opportunities), instead of a bar."""
+NA_COLOR = "0.45"
+DODGE = 0.012
+"""Horizontal offset between strategies in the sweep plot, as a share of the x range."""
+MARKER_SIZES = (10.0, 8.0, 6.0, 4.5)
+"""Marker sizes by strategy order: coinciding hollow markers nest instead of hiding each other."""
 
 
 def _strategies(df: pd.DataFrame) -> list[str]:
@@ -34,17 +48,33 @@ def _strategies(df: pd.DataFrame) -> list[str]:
     return [s for s in STRATEGY_ORDER if s in present] + sorted(present - set(STRATEGY_ORDER))
 
 
-def _bars(ax: Axes, table: pd.DataFrame, groups: list[str], value: str, lo: str, hi: str, label: str) -> None:
+def _bars(
+    ax: Axes, table: pd.DataFrame, groups: list[str], value: str, lo: str, hi: str, label: str, na: str
+) -> None:
+    """Grouped bars with CIs; an undefined value (NaN) shows ``n/a`` in its slot, explained by ``na``."""
     strategies = _strategies(table)
     width = 0.8 / max(1, len(strategies))
     x = np.arange(len(groups))
+    any_na = False
     for i, strategy in enumerate(strategies):
         sub = table[table.strategy == strategy].set_index("scenario").reindex(groups)
         vals = sub[value].to_numpy(dtype=float)
         err = np.vstack([vals - sub[lo].to_numpy(dtype=float), sub[hi].to_numpy(dtype=float) - vals])
         err = np.nan_to_num(np.clip(err, 0, None))
-        ax.bar(x + (i - (len(strategies) - 1) / 2) * width, vals, width, yerr=err, capsize=2,
-               label=strategy, color=COLORS.get(strategy))  # fmt: skip
+        xs = x + (i - (len(strategies) - 1) / 2) * width
+        ax.bar(xs, np.nan_to_num(vals), width, yerr=err, capsize=2, label=strategy,
+               color=COLORS.get(strategy))  # fmt: skip
+        for xi, v in zip(xs, vals, strict=True):
+            if np.isnan(v):
+                any_na = True
+                ax.text(xi, 0.02, NA, rotation=90, ha="center", va="bottom", fontsize=8, color=NA_COLOR,
+                        gid="na")  # fmt: skip
+            elif v == 0:
+                # a measured zero has no bar to see: say 0, so it never reads like n/a or a gap
+                ax.text(xi, 0.02, "0", ha="center", va="bottom", fontsize=8, color="0.1", gid="zero")
+    if any_na:
+        ax.text(0.005, 0.985, f"{NA}: {na}", transform=ax.transAxes, ha="left", va="top", fontsize=8,
+                color=NA_COLOR)  # fmt: skip
     ax.set_xticks(x, groups, rotation=30, ha="right", fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(label)
@@ -56,9 +86,10 @@ def success_and_recovery(df: pd.DataFrame, run: str) -> Figure:
     table = compare(df, by=("scenario",), group_params=False)
     groups = sorted(set(table.scenario))
     fig, axes = plt.subplots(2, 1, figsize=(max(8, len(groups) * 0.9), 8), sharex=True)
-    _bars(axes[0], table, groups, "success_rate", "success_lo", "success_hi", "success rate")
+    _bars(axes[0], table, groups, "success_rate", "success_lo", "success_hi", "success rate", "no sessions")
     if "recovery_rate" in table:
-        _bars(axes[1], table, groups, "recovery_rate", "recovery_lo", "recovery_hi", "recovery rate")
+        _bars(axes[1], table, groups, "recovery_rate", "recovery_lo", "recovery_hi", "recovery rate",
+              "no recovery opportunities (no fault the agent could recover from)")  # fmt: skip
     axes[1].set_xlabel("scenario")
     axes[0].legend(title="strategy", ncols=4, fontsize=8)
     pooled = f", pooled over {', '.join(param_columns(df))}" if param_columns(df) else ""
@@ -80,13 +111,18 @@ def steps_to_recover(df: pd.DataFrame, run: str) -> Figure:
     fig, ax = plt.subplots(figsize=(8, 5))
     positions = [i for i, d in enumerate(data) if d]
     if positions:
-        ax.boxplot([data[i] for i in positions], positions=positions, widths=0.6, showmeans=True)
+        box = ax.boxplot([data[i] for i in positions], positions=positions, widths=0.6, showmeans=True)
+        handles = [box["medians"][0], box["means"][0], box["fliers"][0]]
+        labels = ["median", "mean", "outlier\n(beyond 1.5 IQR)"]
+        # Outside the axes: inside it would cover the top outliers.
+        ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     for i, d in enumerate(data):
-        ax.text(
-            i, ax.get_ylim()[1] if positions else 0.5, f"n={len(d)}", ha="center", va="bottom", fontsize=8
-        )
-    ax.set_xticks(range(len(strategies)), strategies)
-    ax.set_xlabel("strategy")
+        if not d:
+            ax.text(i, 0.5, f"{NA}: no recoveries", transform=ax.get_xaxis_transform(), ha="center",
+                    va="center", fontsize=8, color=NA_COLOR, gid="na")  # fmt: skip
+    # The count of recoveries under each strategy's name, clear of the boxes and the title.
+    ax.set_xticks(range(len(strategies)), [f"{s}\nn={len(d)}" for s, d in zip(strategies, data, strict=True)])
+    ax.set_xlabel("strategy (n: recoveries measured)")
     ax.set_ylabel("steps to recover (per recovery)")
     ax.set_title(f"Steps from first fault to recovery, by strategy\nrun {run}", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
@@ -102,16 +138,22 @@ def success_vs_sweep(df: pd.DataFrame, run: str) -> Figure | None:
     param = params[0]
     table = compare(df, by=(param,))
     fig, ax = plt.subplots(figsize=(8, 5))
-    for strategy in _strategies(table):
+    strategies = _strategies(table)
+    values = np.sort(table[param].unique().astype(float))
+    span = float(values[-1] - values[0]) if len(values) > 1 else 1.0
+    for i, strategy in enumerate(strategies):
         sub = table[table.strategy == strategy].sort_values(param)
-        x = sub[param].to_numpy(dtype=float)
+        # Dodged along x, so that strategies with identical results do not hide each other.
+        x = sub[param].to_numpy(dtype=float) + (i - (len(strategies) - 1) / 2) * DODGE * span
         line, marker = STYLES.get(strategy, ("-", "o"))
-        ax.plot(
-            x, sub.success_rate, linestyle=line, marker=marker, label=strategy, color=COLORS.get(strategy)
-        )
+        color = COLORS.get(strategy)
+        ax.plot(x, sub.success_rate, linestyle=line, marker=marker, label=strategy, color=color,
+                markerfacecolor="none", markeredgewidth=1.5,
+                markersize=MARKER_SIZES[min(i, len(MARKER_SIZES) - 1)])  # fmt: skip
         ax.fill_between(x, sub.success_lo.to_numpy(dtype=float), sub.success_hi.to_numpy(dtype=float),
-                        alpha=0.15, color=COLORS.get(strategy))  # fmt: skip
-    ax.set_xlabel(param)
+                        alpha=0.15, color=color)  # fmt: skip
+    ax.set_xticks(values, [f"{v:g}" for v in values])
+    ax.set_xlabel(f"{param} (strategies offset slightly along x so that equal values stay visible)")
     ax.set_ylabel("success rate")
     ax.set_ylim(0, 1.05)
     ax.legend(title="strategy")
@@ -135,7 +177,12 @@ def agent_strategy_heatmap(df: pd.DataFrame, run: str) -> Figure:
     for i in range(len(agents)):
         for j in range(len(strategies)):
             v = float(values[i, j])
-            if not np.isnan(v):
+            if np.isnan(v):
+                # no sessions of this pair: a hatched cell reading n/a, not a colour of the scale
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="white", hatch="//",
+                                       edgecolor="0.75", linewidth=0))  # fmt: skip
+                ax.text(j, i, NA, ha="center", va="center", color=NA_COLOR, gid="na")
+            else:
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", color="white" if v < 0.6 else "black")
     ax.set_xticks(range(len(strategies)), strategies)
     ax.set_yticks(range(len(agents)), agents)
