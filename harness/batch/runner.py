@@ -45,6 +45,7 @@ __all__ = [
     "BatchSummary",
     "Outcome",
     "SessionOptions",
+    "check_scheduler",
     "default_out",
     "error_row",
     "git_sha",
@@ -62,6 +63,27 @@ SCHEDULER_TIMEOUT_S = 10.0
 
 class SchedulerUnreachable(UserError):
     """The dask scheduler named by ``--scheduler`` could not be reached; the run is kept, resumable."""
+
+
+def check_scheduler(address: str) -> None:
+    """Refuse a ``--scheduler`` address that no scheduler could have (before a run is started).
+
+    Whether one listens there is only known by connecting, which the dask executor does.
+    """
+    try:
+        from distributed.comm.addressing import parse_address, parse_host_port
+        from distributed.comm.registry import get_backend
+    except ImportError:
+        raise UserError("--executor dask needs dask.distributed: pip install 'dask[distributed]'") from None
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise UserError(
+            f"--scheduler {address}: not a scheduler address ({exc}); e.g. tcp://host:8786"
+        ) from None
 
 
 @dataclass

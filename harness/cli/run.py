@@ -161,7 +161,13 @@ def command(
 ) -> int:
     """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare."""
     from harness.batch.results import ResultsDir
-    from harness.batch.runner import SchedulerUnreachable, SessionOptions, default_out, run_batch
+    from harness.batch.runner import (
+        SchedulerUnreachable,
+        SessionOptions,
+        check_scheduler,
+        default_out,
+        run_batch,
+    )
 
     if resume:
         if out is None:
@@ -186,6 +192,8 @@ def command(
         grid, sources = build_grid(scenarios, agents, strategies, hosts, seeds, sets)
     if scheduler and executor != "dask":
         raise UserError("--scheduler goes with --executor dask")
+    if scheduler:
+        check_scheduler(scheduler)
     from harness.sim.session import ROW_COLUMNS
 
     known = (*ROW_COLUMNS, *grid.param_names)

@@ -204,6 +204,27 @@ def test_an_unreachable_scheduler_leaves_the_run_resumable_and_resume_keeps_the_
     assert data["sessions"] == 4
 
 
+@pytest.mark.parametrize(
+    ("address", "says"),
+    [
+        ("notanaddress", "missing port number"),
+        ("tcp://127.0.0.1:notaport", "invalid literal"),
+        ("tpc://127.0.0.1:1", "unknown address scheme 'tpc'"),
+    ],
+)
+def test_a_malformed_scheduler_address_is_refused_before_a_run_is_started(
+    tmp_path: Path, address: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("distributed")
+    out = tmp_path / "run"
+    code, _, err = cli(
+        ["run", *SMALL, "--executor", "dask", "--scheduler", address, "--out", str(out)], capsys
+    )
+    assert code == 2
+    _refused(err, f"--scheduler {address}: not a scheduler address ({says}")
+    assert not out.exists()
+
+
 # -- --resume refuses options that would change the grid ----------------------------------
 
 
