@@ -72,7 +72,8 @@ class RunState:
         return (
             f"INCOMPLETE RUN: {self.sessions}{of} sessions, status {self.status or 'unknown'!r} "
             f"({'; '.join(self.reasons)}); these rows are partial, not a finished comparison. "
-            f"Finish it: harness run --resume --out {path}"
+            + ("If it is no longer running (killed), finish it" if self.status == "running" else "Finish it")
+            + f": harness run --resume --out {path}"
         )
 
     def to_json(self) -> dict[str, Any]:

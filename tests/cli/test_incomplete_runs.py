@@ -137,6 +137,7 @@ def test_the_table_warns_above_it_and_in_its_title(
     lines = out.splitlines()
     assert lines[0].startswith("WARNING: INCOMPLETE RUN")
     assert f"harness run --resume --out {runs[run]}" in lines[0]
+    assert ("If it is no longer running (killed)" in lines[0]) == (run == "killed")
     assert lines[1].startswith("INCOMPLETE RUN (")  # the table's title
     assert "strategy comparison" in lines[1]
 
