@@ -12,11 +12,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 from helpers.paths import HARNESS, REPO_ROOT
+from matplotlib.figure import Figure
+from matplotlib.text import Text
 
+from harness.bench import plots as bench_plots
 from harness.bench.table import COLUMNS, markdown, summary, tag, targets_markdown, tidy
 from harness.cli.bench import command
 from harness.errors import UserError
@@ -333,3 +337,38 @@ def test_the_failed_cases_are_read_from_pytests_short_summary() -> None:
         "tests/benchmarks/test_sessions.py::test_peak_memory[1000000] - Failed: Timeout",
     )
     assert failed_cases("....\n4 passed\n") == ()
+
+
+def _overlapping_texts(fig: Figure) -> list[tuple[str, str]]:
+    """Pairs of visible, non-empty texts of ``fig`` whose drawn boxes overlap."""
+    fig.canvas.draw()
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    boxes = [(t.get_text(), t.get_window_extent()) for t in texts]
+    return [
+        (a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1 :] if box_a.overlaps(box_b)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("column", "targets", "log", "values"),
+    [
+        # A bar at 3.0 stretches the axis: targets 0.5 and 0.6 end up a few pixels apart.
+        ("ratio_to_floor", bench_plots.FLOOR_TARGETS, False, [0.3, 0.55, 0.62, 0.9, 3.0]),
+        ("ratio_to_official_sdk", bench_plots.OFFICIAL_TARGETS, True, [0.4, 2.0, 38.0, 41.0, 110.0]),
+    ],
+)
+def test_the_ratio_plots_print_no_label_over_another(
+    column: str, targets: dict[str, float], log: bool, values: list[float]
+) -> None:
+    rows = pd.DataFrame(
+        {"key": [f"transport/tools/list/{n}/paged/orjson" for n in range(len(values))], column: values}
+    )
+    fig = bench_plots.bars_figure(rows, column, "a title", targets, log)
+    assert fig is not None
+    try:
+        legend = fig.axes[0].get_legend()
+        assert legend is not None
+        assert [t.get_text() for t in legend.get_texts()] == [f"target {name}" for name in targets]
+        assert _overlapping_texts(fig) == []
+    finally:
+        plt.close(fig)
