@@ -15,6 +15,13 @@ Per group (``by`` columns, plus any swept parameter) and strategy:
 
 Resampling uses a Generator seeded from ``seed``, over the sessions in key order,
 so the same sessions give the same intervals in whatever order their rows come.
+
+That is the table of ``compare(df)`` with no ``unit``, kept as it was for existing callers:
+it resamples sessions as if they were independent. Given ``unit="scenario"`` or
+``unit="session"`` the unit of inference is explicit (see :mod:`harness.report.inference`):
+intervals over scenarios or over sessions, exact intervals for single-scenario rows, the
+paired difference counted by scenario, a test across scenarios, and p-values adjusted over
+the table; each row then carries ``unit``, ``n_clusters``, ``p`` and ``p_adjusted``.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from scipy import stats
 from scipy.special import comb
 
 from harness.batch.grid import KEY_COLUMNS
+from harness.report import inference
+from harness.report.inference import Adjust, Unit
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 2000
@@ -38,13 +47,15 @@ TASK_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host")
 
 def param_columns(df: pd.DataFrame) -> list[str]:
     """Swept-parameter columns (``--set key=...`` records the key as a column)."""
-    return [c for c in df.columns if "." in c]
+    return inference.param_columns(df)
 
 
 def _interval(
     samples: Sequence[np.ndarray[Any, Any]],
     statistic: Callable[..., Any],
     rng: np.random.Generator,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
     n = len(samples[0])
     if n == 0:
@@ -57,8 +68,8 @@ def _interval(
         statistic,
         paired=len(samples) > 1,
         vectorized=True,
-        n_resamples=N_RESAMPLES,
-        confidence_level=CONFIDENCE,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
         method="percentile",
         rng=rng,
     )
@@ -84,10 +95,7 @@ def pass_hat_k(successes: int, trials: int, k: int) -> float:
 
 def mcnemar(base: np.ndarray[Any, Any], other: np.ndarray[Any, Any]) -> tuple[int, int, float]:
     """McNemar's exact test on paired booleans: (base-only, other-only, two-sided p)."""
-    b = int(np.sum(base & ~other))
-    c = int(np.sum(~base & other))
-    p = 1.0 if b + c == 0 else float(stats.binomtest(min(b, c), b + c, 0.5).pvalue)
-    return b, c, p
+    return inference.mcnemar_exact(base, other)
 
 
 def compare(
@@ -98,12 +106,38 @@ def compare(
     k: int = 3,
     seed: int = 0,
     group_params: bool = True,
+    unit: Unit | None = None,
+    adjust: Adjust = "holm",
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
 ) -> pd.DataFrame:
     """One row per group and strategy; see the module docstring for the columns.
 
     Swept parameters are groups of their own unless ``group_params`` is False,
     in which case sessions are pooled across them (pairs still match on them).
+
+    ``unit`` is the unit of inference. None (the default) gives the table as it was before
+    it could be chosen: every interval a bootstrap over sessions, even of a constant, and
+    McNemar's p unadjusted; ``adjust`` is then ignored. ``"scenario"``: intervals of pooled
+    rows are cluster bootstraps over scenarios (paired within scenario for the difference),
+    ``p`` is Wilcoxon's signed-rank test (or the sign test) over the per-scenario mean
+    differences. ``"session"``: intervals of pooled rows resample sessions (pairs for the
+    difference), ``p`` is McNemar's exact test over the pairs. With either unit a row from a
+    single scenario gets exact intervals (Clopper--Pearson for success and recovery, Tango's
+    score interval for the difference) and McNemar's p; every row gains ``unit``,
+    ``n_clusters`` (scenarios, or sessions at unit "session"), ``success_ci_method``,
+    ``diff_ci_method``, ``n_favour_base``, ``n_tie``, ``n_favour_other`` (scenarios whose
+    mean difference is below, at, above 0), ``test``, ``p``, ``p_adjusted`` (``adjust``
+    over every p of the table: "holm", "bh" or "none") and ``adjust``. Each interval then
+    draws from :func:`harness.report.inference.rng_for` (``seed`` and the row), so a group's
+    intervals do not depend on the other groups. ``n_resamples`` and ``confidence`` apply to
+    every interval.
     """
+    if unit is not None:
+        return _compare_by_unit(
+            df, by=by, baseline=baseline, k=k, seed=seed, group_params=group_params, unit=unit,
+            adjust=adjust, n_resamples=n_resamples, confidence=confidence,
+        )  # fmt: skip
     if df.empty:
         raise ValueError("no sessions to compare")
     for col in by:
@@ -136,7 +170,7 @@ def compare(
             row["n"] = len(sdf)
             succ = sdf["success"].to_numpy(dtype=float)
             row["success_rate"] = float(succ.mean())
-            row["success_lo"], row["success_hi"] = _interval([succ], _mean, rng)
+            row["success_lo"], row["success_hi"] = _interval([succ], _mean, rng, n_resamples, confidence)
             per_task = sdf.groupby(task_cols, dropna=False)["success"].agg(["sum", "count"])
             passes = [pass_hat_k(int(s), int(n), k) for s, n in per_task.itertuples(index=False, name=None)]
             row["pass_k"] = float(np.nanmean(passes)) if not all(math.isnan(p) for p in passes) else math.nan
@@ -148,7 +182,9 @@ def compare(
                 # every resample's denominator positive.
                 met = opp > 0
                 row["recovery_lo"], row["recovery_hi"] = (
-                    _interval([rec[met], opp[met]], _ratio, rng) if met.any() else (math.nan, math.nan)
+                    _interval([rec[met], opp[met]], _ratio, rng, n_resamples, confidence)
+                    if met.any()
+                    else (math.nan, math.nan)
                 )
             if "recover_steps" in sdf.columns:
                 steps = [s for lst in sdf["recover_steps"] if lst is not None for s in lst]
@@ -157,16 +193,102 @@ def compare(
                 row["repeated_failing_calls"] = float(sdf["repeated_failing_calls"].mean())
             row["wedged_share"] = float((sdf["status"] == "wedged").mean())
             row["harness_error_share"] = float((sdf["status"] == "harness_error").mean())
-            row.update(_paired(sdf.set_index(pair_cols), base_df, strategy == baseline, rng))
+            row.update(
+                _paired(sdf.set_index(pair_cols), base_df, strategy == baseline, rng, n_resamples, confidence)
+            )
             rows.append(row)
-    out = pd.DataFrame(rows)
-    order = {s: i for i, s in enumerate(["is_error", "masked", "collapse", "escape"])}
-    out["_order"] = out["strategy"].map(lambda s: order.get(s, len(order)))
+    return _in_order(pd.DataFrame(rows), groups)
+
+
+_STRATEGY_ORDER = {s: i for i, s in enumerate(["is_error", "masked", "collapse", "escape"])}
+
+
+def _in_order(out: pd.DataFrame, groups: list[str]) -> pd.DataFrame:
+    out["_order"] = out["strategy"].map(lambda s: _STRATEGY_ORDER.get(s, len(_STRATEGY_ORDER)))
     return out.sort_values([*groups, "_order"], kind="stable").drop(columns="_order").reset_index(drop=True)
 
 
+def _pass_k(sdf: pd.DataFrame, task_cols: list[str], k: int) -> float:
+    """pass^k of each task over its seeds, averaged over the tasks (NaN if no task has k seeds)."""
+    per_task = sdf.groupby(task_cols, dropna=False)["success"].agg(["sum", "count"])
+    passes = [pass_hat_k(int(s), int(n), k) for s, n in per_task.itertuples(index=False, name=None)]
+    return float(np.nanmean(passes)) if not all(math.isnan(p) for p in passes) else math.nan
+
+
+def _compare_by_unit(
+    df: pd.DataFrame,
+    *,
+    by: Sequence[str],
+    baseline: str,
+    k: int,
+    seed: int,
+    group_params: bool,
+    unit: str,
+    adjust: str,
+    n_resamples: int,
+    confidence: float,
+) -> pd.DataFrame:
+    inference.check_unit(unit)
+    inference.check_adjust(adjust)
+    data, groups, pair_cols = inference.prepare(df, by=by, group_params=group_params)
+    task_cols = [c for c in [*TASK_COLUMNS, *param_columns(data)] if c in data.columns]
+    opts: dict[str, Any] = {"unit": unit, "n_resamples": n_resamples, "confidence": confidence}
+    rows: list[dict[str, Any]] = []
+    grouped = data.groupby(groups, dropna=False, sort=True) if groups else [((), data)]
+    for gkey, gdf in grouped:
+        gvals = gkey if isinstance(gkey, tuple) else (gkey,)
+        base_df = gdf[gdf["strategy"] == baseline].set_index(pair_cols)
+        for strategy, sdf in gdf.groupby("strategy", sort=True):
+            row: dict[str, Any] = dict(zip(groups, gvals, strict=True))
+            row["strategy"] = strategy
+            row["n"] = len(sdf)
+            summary = inference.success_summary(
+                sdf, rng=inference.rng_for(seed, "success", *gvals, strategy), **opts
+            )
+            row["n_clusters"] = summary.pop("n_clusters")
+            row.update(summary)
+            row["pass_k"] = _pass_k(sdf, task_cols, k)
+            if "recoveries" in sdf.columns and "recovery_opportunities" in sdf.columns:
+                row["recovery_rate"] = float(
+                    _ratio(
+                        sdf["recoveries"].to_numpy(dtype=float),
+                        sdf["recovery_opportunities"].to_numpy(dtype=float),
+                    )
+                )
+                row["recovery_lo"], row["recovery_hi"] = inference.recovery_interval(
+                    sdf, rng=inference.rng_for(seed, "recovery", *gvals, strategy), **opts
+                )
+            if "recover_steps" in sdf.columns:
+                steps = [s for lst in sdf["recover_steps"] if lst is not None for s in lst]
+                row["steps_to_recover"] = float(np.mean(steps)) if steps else math.nan
+            if "repeated_failing_calls" in sdf.columns:
+                row["repeated_failing_calls"] = float(sdf["repeated_failing_calls"].mean())
+            row["wedged_share"] = float((sdf["status"] == "wedged").mean())
+            row["harness_error_share"] = float((sdf["status"] == "harness_error").mean())
+            if strategy == baseline or base_df.empty:
+                row.update(inference.EMPTY_PAIRED)
+            else:
+                pairs = inference.paired_outcomes(sdf.set_index(pair_cols), base_df)
+                row.update(
+                    inference.paired_summary(
+                        pairs, rng=inference.rng_for(seed, "diff", *gvals, strategy), **opts
+                    )
+                )
+            row["unit"] = unit
+            rows.append(row)
+    out = _in_order(pd.DataFrame(rows), groups)
+    out["p_adjusted"] = inference.adjust_pvalues(out["p"].to_numpy(dtype=float), adjust)
+    out["adjust"] = adjust
+    return out
+
+
 def _paired(
-    sdf: pd.DataFrame, base: pd.DataFrame, is_baseline: bool, rng: np.random.Generator
+    sdf: pd.DataFrame,
+    base: pd.DataFrame,
+    is_baseline: bool,
+    rng: np.random.Generator,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
 ) -> dict[str, Any]:
     if is_baseline or base.empty:
         return {"n_pairs": 0, "success_diff": math.nan, "diff_lo": math.nan, "diff_hi": math.nan,
@@ -175,7 +297,7 @@ def _paired(
     other = joined["success"].to_numpy(dtype=bool)
     ref = joined["success_base"].to_numpy(dtype=bool)
     diff = other.astype(float) - ref.astype(float)
-    lo, hi = _interval([diff], _mean, rng)
+    lo, hi = _interval([diff], _mean, rng, n_resamples, confidence)
     b, c, p = mcnemar(ref, other)
     return {
         "n_pairs": len(joined),
@@ -207,10 +329,17 @@ def _ci_column(table: pd.DataFrame, value: str, lo: str, hi: str) -> list[str]:
 
 
 def display_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
-    """The comparison formatted for people: intervals in brackets, one column each."""
+    """The comparison formatted for people: intervals in brackets, one column each.
+
+    A table with a unit of inference also shows its clusters, the scenarios favouring each
+    side, the test, and p before and after adjustment (instead of the McNemar column).
+    """
     groups = [c for c in table.columns if c not in _METRIC_COLUMNS]
+    by_unit = "unit" in table.columns
     out = table[groups].copy()
     out["n"] = table["n"]
+    if by_unit:
+        out["clusters"] = table["n_clusters"]
     out["success"] = _ci_column(table, "success_rate", "success_lo", "success_hi")
     out[f"pass^{k}"] = [_num(v) for v in table.pass_k]
     if "recovery_rate" in table:
@@ -221,7 +350,19 @@ def display_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
         out["repeated fails"] = [_num(v) for v in table.repeated_failing_calls]
     out["wedged"] = [_num(v) for v in table.wedged_share]
     out["Δ success vs base"] = _ci_column(table, "success_diff", "diff_lo", "diff_hi")
-    out["McNemar p"] = [_num(v, "{:.3g}") for v in table.mcnemar_p]
+    if not by_unit:
+        out["McNemar p"] = [_num(v, "{:.3g}") for v in table.mcnemar_p]
+        return out
+    out["scenarios base/tie/other"] = [
+        f"{fb}/{tie}/{fo}" if n_pairs else "–"
+        for fb, tie, fo, n_pairs in zip(
+            table.n_favour_base, table.n_tie, table.n_favour_other, table.n_pairs, strict=True
+        )
+    ]
+    out["test"] = [t or "–" for t in table.test]
+    out["p"] = [_num(v, "{:.3g}") for v in table.p]
+    method = str(table["adjust"].iloc[0]) if "adjust" in table.columns and len(table) else "none"
+    out[f"p {method}" if method != "none" else "p unadjusted"] = [_num(v, "{:.3g}") for v in table.p_adjusted]
     return out
 
 
@@ -229,6 +370,8 @@ _METRIC_COLUMNS = {
     "n", "success_rate", "success_lo", "success_hi", "pass_k", "recovery_rate", "recovery_lo",
     "recovery_hi", "steps_to_recover", "repeated_failing_calls", "wedged_share", "harness_error_share",
     "n_pairs", "success_diff", "diff_lo", "diff_hi", "mcnemar_b", "mcnemar_c", "mcnemar_p",
+    "unit", "n_clusters", "success_ci_method", "diff_ci_method", "n_favour_base", "n_tie",
+    "n_favour_other", "test", "p", "p_adjusted", "adjust",
 }  # fmt: skip
 
 

@@ -1,0 +1,573 @@
+"""Inference for the strategy comparison: the unit of inference, exact intervals, paired differences.
+
+The sessions of one scenario are not independent draws: they share the scenario's tools, task
+and (for a deterministic scenario) its one fault schedule, so outcomes within a scenario agree far
+more than outcomes across scenarios. An interval that resamples sessions then answers "how
+different would these same scenarios look with other seeds?", not "how different would another
+set of scenarios look?". The *unit of inference* says which question an interval answers:
+
+``unit="scenario"``
+    Cluster bootstrap over scenarios: draw the group's scenarios with replacement and compute the
+    statistic over all sessions of the drawn scenarios (a ratio of sums, so a scenario weighs by
+    its sessions, as in the point estimate). A paired difference is paired within scenario on
+    identical (scenario, agent, host, seed, params) first, then the scenarios are resampled. The
+    interval is a percentile interval for the mean over a population of scenarios like these;
+    ``n_clusters`` is the number of scenarios it rests on, and with 15 scenarios it is wide.
+``unit="session"``
+    The sessions (or pairs) are resampled as if independent: the interval for these scenarios'
+    mean over seeds. ``n_clusters`` is then the number of sessions.
+
+Whatever the unit, a row whose sessions come from a single scenario cannot be resampled over
+scenarios and is not resampled over its sessions either (a bootstrap of 60 identical outcomes is
+the zero-width interval [1.00, 1.00]): its success rate gets the exact Clopper--Pearson interval
+(60 successes in 60 gives [0.94, 1.00]) and its paired difference Tango's score interval (no
+discordant pair in 60 gives [-0.06, 0.06]), both taking that scenario's seeds as independent
+trials. Likewise a pooled row whose clusters all agree (every scenario succeeds; no scenario has
+a discordant pair) gets the exact interval with each cluster one trial, not the zero-width
+bootstrap: 15 of 15 scenarios succeeding gives [0.78, 1.00].
+
+The test of a paired difference across scenarios is Wilcoxon's signed-rank test over the
+per-scenario mean differences (a sign test when fewer than :data:`MIN_WILCOXON` scenarios
+differ); within one scenario, or at ``unit="session"``, it is McNemar's exact test over the
+pairs. The p-values of one table are adjusted together (Holm, Benjamini--Hochberg, or none).
+
+Every resampling draws from a Generator seeded by ``seed`` and the row's key (:func:`rng_for`),
+over clusters in sorted order and sessions in key order, so the same rows in any order give the
+same intervals, and a group's interval does not depend on which other groups are in the table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import struct
+from collections.abc import Sequence
+from typing import Any, Literal, get_args
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+from statsmodels.stats.multitest import multipletests
+
+from harness.batch.grid import KEY_COLUMNS
+
+Unit = Literal["scenario", "session"]
+Adjust = Literal["holm", "bh", "none"]
+UNITS: tuple[str, ...] = get_args(Unit)
+ADJUSTMENTS: tuple[str, ...] = get_args(Adjust)
+
+CONFIDENCE = 0.95
+N_RESAMPLES = 2000
+MIN_WILCOXON = 6
+"""Fewer scenarios with a non-zero difference than this get the sign test instead of Wilcoxon's
+(below six, neither test can reach p < 0.05 however the scenarios fall)."""
+
+CLUSTER = "scenario"
+POOLED = "pooled"
+"""The ``scenario`` value of a forest frame's pooled row (its ``pooled`` column is True)."""
+
+_MULTITEST = {"holm": "holm", "bh": "fdr_bh"}
+
+FloatArray = np.ndarray[Any, np.dtype[np.float64]]
+
+
+def param_columns(df: pd.DataFrame) -> list[str]:
+    """Swept-parameter columns (``--set key=...`` records the key as a column)."""
+    return [c for c in df.columns if "." in c]
+
+
+def check_unit(unit: str) -> None:
+    """Raise ValueError unless ``unit`` is one of :data:`UNITS`."""
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, not {unit!r}")
+
+
+def check_adjust(adjust: str) -> None:
+    """Raise ValueError unless ``adjust`` is one of :data:`ADJUSTMENTS`."""
+    if adjust not in ADJUSTMENTS:
+        raise ValueError(f"adjust must be one of {', '.join(ADJUSTMENTS)}, not {adjust!r}")
+
+
+def rng_for(seed: int, *key: object) -> np.random.Generator:
+    """The Generator of one interval: seeded by ``seed`` and the row's key, stable across processes.
+
+    ``compare`` and ``forest_frame`` key an interval by (metric, *group values, strategy), metric
+    one of ``"success"``, ``"recovery"``, ``"diff"``; so both give a group the same interval.
+    """
+    text = "\x1f".join(str(k) for k in key)
+    words = struct.unpack("<4I", hashlib.blake2b(text.encode(), digest_size=16).digest())
+    return np.random.default_rng([seed, *words])
+
+
+def exact_interval(successes: int, trials: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Clopper--Pearson interval for a binomial proportion (scipy's binomtest, method "exact").
+
+    Guaranteed coverage of at least ``confidence`` for ``trials`` independent trials: 60 of 60
+    gives [0.940, 1.000]. NaNs for no trials.
+    """
+    if trials <= 0:
+        return (math.nan, math.nan)
+    ci = stats.binomtest(int(successes), int(trials)).proportion_ci(
+        confidence_level=confidence, method="exact"
+    )
+    return (float(ci.low), float(ci.high))
+
+
+def paired_difference_interval(
+    base_only: int, other_only: int, pairs: int, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
+    """Tango's score interval for a difference of paired proportions, P(other) - P(base).
+
+    ``base_only`` pairs where only the baseline succeeded, ``other_only`` where only the other
+    did, out of ``pairs``. The interval is the set of differences d that the score test of
+    Tango (1998, Stat Med 17:891) does not reject: |Z(d)| <= z, with the nuisance discordance
+    probability at its maximum-likelihood value under d. At d = 0 the statistic is McNemar's
+    (b - c) / sqrt(b + c), so the interval excludes 0 exactly when McNemar's uncorrected test
+    rejects. Unlike a bootstrap of the pairs it has width when every pair agrees: no discordant
+    pair in n gives +-z^2 / (n + z^2), [-0.060, 0.060] for n = 60. Neither scipy nor statsmodels
+    has a paired-difference interval; this follows PropCIs::scoreci.mp.
+    """
+    n, b, c = int(pairs), int(base_only), int(other_only)
+    if n <= 0:
+        return (math.nan, math.nan)
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    est = (c - b) / n
+
+    def score(d: float) -> float:
+        num = c - b - n * d
+        if num == 0:
+            return 0.0
+        bq = -b - c + (2 * n - c + b) * d
+        cq = -b * d * (1 - d)
+        q21 = (math.sqrt(max(bq * bq - 8 * n * cq, 0.0)) - bq) / (4 * n)
+        var = n * (2 * q21 + d * (1 - d))
+        if var <= 0:
+            return math.copysign(math.inf, num)
+        return num / math.sqrt(var)
+
+    eps = 1e-12
+    left, right = -1.0 + eps, 1.0 - eps
+    if est <= left or score(left) <= z:
+        lo = -1.0
+    else:
+        lo = float(optimize.brentq(lambda d: score(d) - z, left, min(est, right), xtol=1e-12))
+    if est >= right or score(right) >= -z:
+        hi = 1.0
+    else:
+        hi = float(optimize.brentq(lambda d: score(d) + z, max(est, left), right, xtol=1e-12))
+    return (lo, hi)
+
+
+def _ratio(num: FloatArray, den: FloatArray, axis: int = -1) -> Any:
+    return np.sum(num, axis=axis) / np.sum(den, axis=axis)
+
+
+def cluster_bootstrap(
+    num: Sequence[float] | FloatArray,
+    den: Sequence[float] | FloatArray,
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
+    """Percentile interval of sum(num) / sum(den), resampling the clusters with replacement.
+
+    ``num`` and ``den`` hold one total per cluster (per scenario: successes and sessions; the
+    summed paired differences and the pairs; recoveries and opportunities). Each resample draws
+    as many clusters as there are, with replacement, and takes the ratio of the drawn totals:
+    scipy.stats.bootstrap with the two arrays paired, so a cluster's totals travel together.
+    With one cluster per session this is the ordinary bootstrap of a mean or ratio of sums.
+    Every ``den`` must be positive. One cluster, or clusters that all have the same ratio,
+    give the point estimate at both ends; none gives NaNs.
+    """
+    top = np.asarray(num, dtype=float)
+    bottom = np.asarray(den, dtype=float)
+    if len(top) != len(bottom):
+        raise ValueError("num and den differ in length")
+    if len(top) == 0:
+        return (math.nan, math.nan)
+    if np.any(bottom <= 0):
+        raise ValueError("every cluster needs a positive denominator")
+    point = float(top.sum() / bottom.sum())
+    ratios = top / bottom
+    if len(top) == 1 or np.ptp(ratios) == 0:
+        return (point, point)
+    res = stats.bootstrap(
+        (top, bottom),
+        _ratio,
+        paired=True,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=rng,
+    )
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def scenario_test(differences: Sequence[float] | FloatArray) -> tuple[str, float]:
+    """Two-sided test that per-scenario mean differences centre on 0: (test name, p).
+
+    Scenarios with no difference are dropped (Wilcoxon's "wilcox" zero method; a sign test has
+    nothing to say about them either). With :data:`MIN_WILCOXON` or more non-zero differences,
+    scipy's Wilcoxon signed-rank test (exact below 51 scenarios without ties; with ties, an
+    exhaustive permutation below 14 and the normal approximation above); with fewer, the exact
+    sign test (binomial, p = 1/2). No non-zero difference: ("sign", 1.0).
+    """
+    d = np.asarray(differences, dtype=float)
+    d = d[~np.isnan(d)]
+    nonzero = d[d != 0]
+    if len(nonzero) == 0:
+        return ("sign", 1.0)
+    if len(nonzero) < MIN_WILCOXON:
+        up = int(np.sum(nonzero > 0))
+        return ("sign", float(stats.binomtest(up, len(nonzero), 0.5).pvalue))
+    return ("wilcoxon", float(stats.wilcoxon(nonzero, zero_method="wilcox", method="auto").pvalue))
+
+
+def mcnemar_exact(base: np.ndarray[Any, Any], other: np.ndarray[Any, Any]) -> tuple[int, int, float]:
+    """McNemar's exact test on paired booleans: (base-only, other-only, two-sided p)."""
+    b = int(np.sum(base & ~other))
+    c = int(np.sum(~base & other))
+    p = 1.0 if b + c == 0 else float(stats.binomtest(min(b, c), b + c, 0.5).pvalue)
+    return b, c, p
+
+
+def adjust_pvalues(p: Sequence[float] | FloatArray, method: str = "holm") -> FloatArray:
+    """p-values adjusted as one family (statsmodels' multipletests); NaNs stay NaN, out of the family.
+
+    ``"holm"`` controls the family-wise error rate (Holm's step-down Bonferroni), ``"bh"`` the
+    false discovery rate (Benjamini--Hochberg), ``"none"`` returns the p-values unchanged.
+    """
+    check_adjust(method)
+    values = np.asarray(p, dtype=float)
+    out = values.copy()
+    present = ~np.isnan(values)
+    if method != "none" and present.any():
+        out[present] = multipletests(values[present], method=_MULTITEST[method])[1]
+    return out
+
+
+def _proportion_over(
+    num: FloatArray,
+    den: FloatArray,
+    *,
+    unit: str,
+    rng: np.random.Generator,
+    n_resamples: int,
+    confidence: float,
+) -> tuple[float, float, str]:
+    """Interval of sum(num) / sum(den) resampling clusters (scenarios, or sessions at unit "session").
+
+    When every cluster has the same proportion, 0 or 1, no resample can differ from the data and
+    the bootstrap interval has no width; each cluster then counts as one trial of an exact
+    Clopper--Pearson interval (15 scenarios that all succeed give [0.78, 1.00]).
+    """
+    ratios = num / den
+    if len(ratios) > 1 and np.ptp(ratios) == 0 and ratios[0] in (0.0, 1.0):
+        lo, hi = exact_interval(int(ratios[0]) * len(ratios), len(ratios), confidence)
+        return lo, hi, "clopper-pearson-scenarios" if unit == "scenario" else "clopper-pearson"
+    lo, hi = cluster_bootstrap(num, den, rng=rng, n_resamples=n_resamples, confidence=confidence)
+    return lo, hi, "cluster-bootstrap" if unit == "scenario" else "session-bootstrap"
+
+
+def _difference_over(
+    net: FloatArray,
+    pairs: FloatArray,
+    *,
+    unit: str,
+    rng: np.random.Generator,
+    n_resamples: int,
+    confidence: float,
+) -> tuple[float, float, str]:
+    """Interval of a paired difference sum(net) / sum(pairs) resampling clusters.
+
+    When every cluster has the same difference, -1, 0 or 1 (every pair agrees, or every pair
+    differs the same way), each cluster counts as one pair of Tango's score interval instead of
+    a zero-width bootstrap (15 scenarios without a discordant pair give [-0.20, 0.20]).
+    """
+    deltas = net / pairs
+    if len(deltas) > 1 and np.ptp(deltas) == 0 and deltas[0] in (-1.0, 0.0, 1.0):
+        m = len(deltas)
+        lo, hi = paired_difference_interval(m * (deltas[0] < 0), m * (deltas[0] > 0), m, confidence)
+        return lo, hi, "tango-scenarios" if unit == "scenario" else "tango"
+    lo, hi = cluster_bootstrap(net, pairs, rng=rng, n_resamples=n_resamples, confidence=confidence)
+    return lo, hi, "cluster-bootstrap" if unit == "scenario" else "session-bootstrap"
+
+
+def success_summary(
+    sdf: pd.DataFrame,
+    *,
+    unit: str,
+    rng: np.random.Generator,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> dict[str, Any]:
+    """success_rate with its interval for one group and strategy (rows of ``sdf``, in key order).
+
+    Keys: ``n_clusters``, ``success_rate``, ``success_lo``, ``success_hi``, ``success_ci_method``:
+    ``clopper-pearson`` for a single scenario (sessions as trials), else ``cluster-bootstrap``
+    (unit "scenario") or ``session-bootstrap``; where every cluster agrees on 0 or 1, the exact
+    interval over clusters (``clopper-pearson-scenarios``, or ``clopper-pearson`` over sessions).
+    """
+    check_unit(unit)
+    succ = sdf["success"].to_numpy(dtype=float)
+    n_scen = int(sdf[CLUSTER].nunique())
+    out: dict[str, Any] = {
+        "n_clusters": n_scen if unit == "scenario" else len(sdf),
+        "success_rate": float(succ.mean()) if len(succ) else math.nan,
+    }
+    if n_scen <= 1:
+        out["success_lo"], out["success_hi"] = exact_interval(int(succ.sum()), len(succ), confidence)
+        out["success_ci_method"] = "clopper-pearson"
+    else:
+        if unit == "scenario":
+            per = sdf.groupby(CLUSTER, sort=True)["success"].agg(["sum", "count"])
+            num, den = per["sum"].to_numpy(dtype=float), per["count"].to_numpy(dtype=float)
+        else:
+            num, den = succ, np.ones_like(succ)
+        out["success_lo"], out["success_hi"], out["success_ci_method"] = _proportion_over(
+            num, den, unit=unit, rng=rng, n_resamples=n_resamples, confidence=confidence
+        )
+    return out
+
+
+def recovery_interval(
+    sdf: pd.DataFrame,
+    *,
+    unit: str,
+    rng: np.random.Generator,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
+    """Interval of recoveries / recovery opportunities (a ratio of sums) for one group and strategy.
+
+    Sessions and scenarios without an opportunity add nothing to either sum and are left out of
+    the resampling. A single scenario gets the Clopper--Pearson interval over its opportunities
+    (taking each opportunity as a trial), when recoveries never exceed opportunities; clusters
+    that all recover every time (or never) the exact interval over clusters, as for success.
+    """
+    check_unit(unit)
+    rec = sdf["recoveries"].to_numpy(dtype=float)
+    opp = sdf["recovery_opportunities"].to_numpy(dtype=float)
+    met = opp > 0
+    if not met.any():
+        return (math.nan, math.nan)
+    if sdf[CLUSTER].nunique() <= 1 and rec.sum() <= opp.sum():
+        return exact_interval(int(rec.sum()), int(opp.sum()), confidence)
+    if unit == "scenario":
+        per = (
+            pd.DataFrame({CLUSTER: sdf[CLUSTER].to_numpy(), "rec": rec, "opp": opp})
+            .groupby(CLUSTER, sort=True)[["rec", "opp"]]
+            .sum()
+        )
+        per = per[per["opp"] > 0]
+        num, den = per["rec"].to_numpy(dtype=float), per["opp"].to_numpy(dtype=float)
+    else:
+        num, den = rec[met], opp[met]
+    lo, hi, _ = _proportion_over(num, den, unit=unit, rng=rng, n_resamples=n_resamples, confidence=confidence)
+    return (lo, hi)
+
+
+def paired_outcomes(sdf: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+    """The pairs of a strategy's sessions with the baseline's: both indexed by the pair columns.
+
+    Returns one row per identical (scenario, agent, host, seed, params), in ``sdf``'s order, with
+    columns ``scenario``, ``other`` and ``base`` (booleans).
+    """
+    joined = sdf[["success"]].join(base[["success"]].rename(columns={"success": "base"}), how="inner")
+    return pd.DataFrame(
+        {
+            CLUSTER: np.asarray(joined.index.get_level_values(CLUSTER), dtype=object),
+            "other": joined["success"].to_numpy(dtype=bool),
+            "base": joined["base"].to_numpy(dtype=bool),
+        }
+    )
+
+
+def per_scenario_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario (sorted): ``pairs``, ``base_only``, ``other_only``, ``net``, ``delta`` = net / pairs."""
+    names, idx = np.unique(pairs[CLUSTER].to_numpy(dtype=object).astype(str), return_inverse=True)
+    other = pairs["other"].to_numpy(dtype=bool)
+    ref = pairs["base"].to_numpy(dtype=bool)
+    size = len(names)
+    per = pd.DataFrame(
+        {
+            "pairs": np.bincount(idx, minlength=size),
+            "base_only": np.bincount(idx, weights=ref & ~other, minlength=size).astype(int),
+            "other_only": np.bincount(idx, weights=~ref & other, minlength=size).astype(int),
+        },
+        index=pd.Index(names, name=CLUSTER),
+    )
+    per["net"] = per["other_only"] - per["base_only"]
+    per["delta"] = per["net"] / per["pairs"]
+    return per
+
+
+EMPTY_PAIRED: dict[str, Any] = {
+    "n_pairs": 0, "success_diff": math.nan, "diff_lo": math.nan, "diff_hi": math.nan,
+    "diff_ci_method": "", "mcnemar_b": 0, "mcnemar_c": 0, "mcnemar_p": math.nan,
+    "n_favour_base": 0, "n_tie": 0, "n_favour_other": 0, "test": "", "p": math.nan,
+}  # fmt: skip
+"""The paired columns of a row with nothing to pair (the baseline's own row)."""
+
+
+def paired_summary(
+    pairs: pd.DataFrame,
+    *,
+    unit: str,
+    rng: np.random.Generator,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> dict[str, Any]:
+    """The paired difference other - baseline of one group and strategy, from :func:`paired_outcomes`.
+
+    ``success_diff`` is the mean over pairs. Its interval (``diff_lo``, ``diff_hi``): Tango's score
+    interval when the pairs come from one scenario; otherwise the cluster bootstrap over scenarios
+    (unit "scenario") or the bootstrap over pairs (unit "session"), or, when every cluster has
+    the same difference -1, 0 or 1, Tango's interval with one pair per cluster;
+    ``diff_ci_method`` names it.
+    ``n_favour_base``, ``n_tie``, ``n_favour_other`` count scenarios whose mean difference is
+    negative, zero, positive. ``test`` and ``p``: ``wilcoxon`` or ``sign`` across scenarios (unit
+    "scenario", two or more scenarios), else McNemar's exact test over the pairs (``mcnemar``).
+    ``mcnemar_b``/``mcnemar_c``/``mcnemar_p`` are kept for every unit (pairs, not scenarios).
+    """
+    check_unit(unit)
+    if pairs.empty:
+        return dict(EMPTY_PAIRED)
+    other = pairs["other"].to_numpy(dtype=bool)
+    ref = pairs["base"].to_numpy(dtype=bool)
+    diff = other.astype(float) - ref.astype(float)
+    b, c, p_mcnemar = mcnemar_exact(ref, other)
+    per = per_scenario_pairs(pairs)
+    out: dict[str, Any] = {
+        "n_pairs": len(pairs),
+        "success_diff": float(diff.mean()),
+        "mcnemar_b": b,
+        "mcnemar_c": c,
+        "mcnemar_p": p_mcnemar,
+        "n_favour_base": int((per["delta"] < 0).sum()),
+        "n_tie": int((per["delta"] == 0).sum()),
+        "n_favour_other": int((per["delta"] > 0).sum()),
+    }
+    if len(per) == 1:
+        out["diff_lo"], out["diff_hi"] = paired_difference_interval(b, c, len(pairs), confidence)
+        out["diff_ci_method"] = "tango"
+    else:
+        if unit == "scenario":
+            net, den = per["net"].to_numpy(dtype=float), per["pairs"].to_numpy(dtype=float)
+        else:
+            net, den = diff, np.ones_like(diff)
+        out["diff_lo"], out["diff_hi"], out["diff_ci_method"] = _difference_over(
+            net, den, unit=unit, rng=rng, n_resamples=n_resamples, confidence=confidence
+        )
+    if unit == "scenario" and len(per) > 1:
+        out["test"], out["p"] = scenario_test(per["delta"].to_numpy(dtype=float))
+    else:
+        out["test"], out["p"] = "mcnemar", p_mcnemar
+    return out
+
+
+def prepare(
+    df: pd.DataFrame, *, by: Sequence[str], group_params: bool
+) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The session table made ready for grouping: (sorted copy, group columns, pair columns).
+
+    ``success`` becomes boolean (missing counts as failure); rows are put in key order so that
+    every interval is a function of the sessions, not of the order their rows arrived in.
+    """
+    if df.empty:
+        raise ValueError("no sessions to compare")
+    for col in by:
+        if col not in df.columns:
+            raise KeyError(col)
+    params = param_columns(df)
+    groups = [*by, *[p for p in params if p not in by and group_params]]
+    out = df.copy()
+    out["success"] = out["success"].fillna(False).astype(bool)
+    for col in ("recoveries", "recovery_opportunities", "repeated_failing_calls"):
+        if col in out.columns:
+            out[col] = pd.to_numeric(out[col], errors="coerce").fillna(0)
+    pair_cols = [c for c in [*KEY_COLUMNS, *params] if c != "strategy" and c in out.columns]
+    key_cols = [c for c in [*KEY_COLUMNS, *params] if c in out.columns]
+    out = out.sort_values(key_cols, kind="stable", na_position="last").reset_index(drop=True)
+    return out, groups, pair_cols
+
+
+def forest_frame(
+    df: pd.DataFrame,
+    *,
+    baseline: str = "is_error",
+    by: Sequence[str] = ("agent",),
+    unit: Unit = "scenario",
+    seed: int = 0,
+    group_params: bool = True,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> pd.DataFrame:
+    """Per-scenario paired differences with intervals, and the pooled one: the forest plot's data.
+
+    One row per group (``by`` plus swept parameters unless ``group_params`` is False), strategy
+    other than ``baseline``, and scenario (sorted), then the group's pooled row (``scenario`` is
+    ``"pooled"``, ``pooled`` True). Columns: the group columns, ``strategy``, ``scenario``,
+    ``pooled``, ``delta`` (mean of other - baseline success over the pairs), ``lo``, ``hi``, ``n``
+    (pairs), ``n_clusters``, ``base_only``, ``other_only``, ``unit``, ``method``.
+
+    A scenario's interval is Tango's score interval over its pairs (its seeds as independent
+    trials). The pooled interval is the one :func:`harness.report.stats.compare` gives the group
+    at the same ``unit`` and ``seed``: the cluster bootstrap over scenarios (``"scenario"``: the
+    mean over a population of scenarios like these) or the bootstrap over pairs (``"session"``).
+    """
+    check_unit(unit)
+    if CLUSTER in by:
+        raise ValueError("forest_frame splits each group by scenario itself: leave scenario out of by")
+    data, groups, pair_cols = prepare(df, by=by, group_params=group_params)
+    rows: list[dict[str, Any]] = []
+    grouped = data.groupby(groups, dropna=False, sort=True) if groups else [((), data)]
+    for gkey, gdf in grouped:
+        gvals = gkey if isinstance(gkey, tuple) else (gkey,)
+        base = gdf[gdf["strategy"] == baseline].set_index(pair_cols)
+        for strategy, sdf in gdf.groupby("strategy", sort=True):
+            if strategy == baseline:
+                continue
+            pairs = paired_outcomes(sdf.set_index(pair_cols), base)
+            if pairs.empty:
+                continue
+            head = {**dict(zip(groups, gvals, strict=True)), "strategy": strategy}
+            for scenario, rec in per_scenario_pairs(pairs).iterrows():
+                lo, hi = paired_difference_interval(
+                    int(rec["base_only"]), int(rec["other_only"]), int(rec["pairs"]), confidence
+                )
+                rows.append({**head, "scenario": scenario, "pooled": False, "delta": float(rec["delta"]),
+                             "lo": lo, "hi": hi, "n": int(rec["pairs"]), "n_clusters": 1,
+                             "base_only": int(rec["base_only"]), "other_only": int(rec["other_only"]),
+                             "unit": unit, "method": "tango"})  # fmt: skip
+            summary = paired_summary(
+                pairs, unit=unit, rng=rng_for(seed, "diff", *gvals, strategy),
+                n_resamples=n_resamples, confidence=confidence,
+            )  # fmt: skip
+            n_scen = int(pairs[CLUSTER].nunique())
+            rows.append({**head, "scenario": POOLED, "pooled": True, "delta": summary["success_diff"],
+                         "lo": summary["diff_lo"], "hi": summary["diff_hi"], "n": summary["n_pairs"],
+                         "n_clusters": n_scen if unit == "scenario" else summary["n_pairs"],
+                         "base_only": summary["mcnemar_b"], "other_only": summary["mcnemar_c"],
+                         "unit": unit, "method": summary["diff_ci_method"]})  # fmt: skip
+    columns = [*groups, "strategy", CLUSTER, "pooled", "delta", "lo", "hi", "n", "n_clusters",
+               "base_only", "other_only", "unit", "method"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def describe_inference(unit: str, adjust: str, confidence: float = CONFIDENCE) -> str:
+    """One line naming the unit of inference, the intervals and the adjustment, for a table's title."""
+    check_unit(unit)
+    check_adjust(adjust)
+    pct = f"{confidence:.0%}"
+    if unit == "scenario":
+        head = (
+            f"unit of inference: scenario ({pct} cluster bootstrap over scenarios, paired within "
+            "scenario; Wilcoxon/sign test across scenarios)"
+        )
+    else:
+        head = f"unit of inference: session ({pct} bootstrap over sessions; McNemar exact over pairs)"
+    tail = {"holm": "p adjusted: Holm", "bh": "p adjusted: Benjamini-Hochberg", "none": "p not adjusted"}
+    return f"{head}; single-scenario rows: Clopper-Pearson and Tango intervals; {tail[adjust]}"

@@ -1,0 +1,289 @@
+"""The unit of inference: intervals checked against independent computations and for calibration.
+
+Nothing here looks at the shipped scenarios: the tables are constructed, so the answers are
+known by hand (or by a plain loop, or by scipy/statsmodels called directly), and the
+calibration study draws synthetic sessions with no true difference between the strategies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from harness.report.inference import (
+    adjust_pvalues,
+    exact_interval,
+    forest_frame,
+    paired_difference_interval,
+    paired_summary,
+    rng_for,
+    scenario_test,
+)
+from harness.report.stats import compare, display_frame, to_markdown
+
+Z = float(stats.norm.ppf(0.975))
+
+
+def sessions(outcomes: dict[tuple[str, str], list[bool]], agent: str = "reader") -> pd.DataFrame:
+    """Rows for {(scenario, strategy): [success per seed]}."""
+    rows = []
+    for (scenario, strategy), seq in outcomes.items():
+        for seed, ok in enumerate(seq):
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "agent": agent,
+                    "strategy": strategy,
+                    "host": "typical",
+                    "seed": seed,
+                    "status": "ok",
+                    "success": ok,
+                    "recoveries": int(ok),
+                    "recovery_opportunities": 1,
+                    "recover_steps": [1] if ok else [],
+                    "repeated_failing_calls": 0,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+T, F = True, False
+BASE = [[T, T, T, T, T], [T, T, F, T, T], [F, F, F, F, F], [T, F, T, F, T], [T, T, T, T, T], [F, F, T, F, F]]
+OTHER = [[F, F, F, F, F], [T, F, F, T, F], [F, F, F, F, F], [T, T, T, T, T], [T, T, T, F, T], [F, F, F, F, F]]
+# Six scenarios, five seeds, two strategies: differences of every sign, and a tie.
+SMALL = sessions(
+    {
+        (f"s{j}", strategy): seq[j]
+        for strategy, seq in (("is_error", BASE), ("collapse", OTHER))
+        for j in range(6)
+    }
+)
+
+
+def test_the_cluster_bootstrap_agrees_with_a_plain_loop_over_scenarios() -> None:
+    out = compare(SMALL, unit="scenario", seed=3, n_resamples=500).set_index("strategy")
+    # The same computation by hand: pair on (scenario, seed), total per scenario, then draw
+    # scenarios with replacement from the row's generator and take the ratio of drawn totals.
+    base = SMALL[SMALL.strategy == "is_error"].set_index(["scenario", "seed"])["success"]
+    other = SMALL[SMALL.strategy == "collapse"].set_index(["scenario", "seed"])["success"]
+    diff = (other.astype(int) - base.astype(int)).groupby(level="scenario").agg(["sum", "count"])
+    net, n = diff["sum"].to_numpy(dtype=float), diff["count"].to_numpy(dtype=float)
+    rng = rng_for(3, "diff", "reader", "collapse")
+    draws = []
+    for _ in range(500):
+        idx = rng.integers(0, len(net), size=len(net))
+        draws.append(net[idx].sum() / n[idx].sum())
+    lo, hi = np.quantile(draws, [0.025, 0.975])
+    row = out.loc["collapse"]
+    assert row["success_diff"] == pytest.approx(net.sum() / n.sum())
+    assert (row["diff_lo"], row["diff_hi"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert row["diff_ci_method"] == "cluster-bootstrap"
+    # The success interval of the baseline, the same way over its scenarios' totals.
+    succ = SMALL[SMALL.strategy == "is_error"].groupby("scenario")["success"].agg(["sum", "count"])
+    k, m = succ["sum"].to_numpy(dtype=float), succ["count"].to_numpy(dtype=float)
+    rng = rng_for(3, "success", "reader", "is_error")
+    rates = []
+    for _ in range(500):
+        idx = rng.integers(0, len(k), size=len(k))
+        rates.append(k[idx].sum() / m[idx].sum())
+    lo, hi = np.quantile(rates, [0.025, 0.975])
+    base_row = out.loc["is_error"]
+    assert (base_row["success_lo"], base_row["success_hi"]) == (
+        pytest.approx(lo, abs=1e-12),
+        pytest.approx(hi, abs=1e-12),
+    )
+    assert (base_row["n_clusters"], row["n_clusters"]) == (6, 6)
+
+
+def test_the_paired_counts_and_the_test_across_scenarios_are_scipys() -> None:
+    row = compare(SMALL, unit="scenario").set_index("strategy").loc["collapse"]
+    # Per-scenario mean differences: -1, -0.4, 0, +0.4, -0.2, -0.2.
+    assert (row["n_favour_base"], row["n_tie"], row["n_favour_other"]) == (4, 1, 1)
+    # Five scenarios differ: too few for Wilcoxon, so the exact sign test, 1 of 5 positive.
+    assert row["test"] == "sign"
+    assert row["p"] == pytest.approx(stats.binomtest(1, 5, 0.5).pvalue)
+    d = [0.5, -0.25, 1.0, 0.75, 0.1, 0.3, 0.0, -0.6, 0.2]
+    assert scenario_test(d) == ("wilcoxon", pytest.approx(stats.wilcoxon([x for x in d if x]).pvalue))
+    assert scenario_test([0.0, 0.0]) == ("sign", 1.0)
+
+
+def test_a_single_scenario_gets_the_exact_interval_not_a_zero_width_bootstrap() -> None:
+    df = sessions({("only", "is_error"): [True] * 60, ("only", "collapse"): [True] * 60})
+    for unit in ("scenario", "session"):
+        out = compare(df, unit=unit).set_index("strategy")
+        lo, hi = out.loc["is_error", "success_lo"], out.loc["is_error", "success_hi"]
+        ci = stats.binomtest(60, 60).proportion_ci(confidence_level=0.95, method="exact")
+        assert (lo, hi) == (pytest.approx(ci.low), 1.0)
+        assert lo == pytest.approx(0.94, abs=0.001)
+        assert out.loc["is_error", "success_ci_method"] == "clopper-pearson"
+        # No discordant pair in 60: Tango's interval is +-z^2 / (n + z^2), about +-0.06.
+        assert out.loc["collapse", "diff_lo"] == pytest.approx(-(Z**2) / (60 + Z**2))
+        assert out.loc["collapse", "diff_hi"] == pytest.approx(Z**2 / (60 + Z**2))
+        assert out.loc["collapse", "test"] == "mcnemar"
+    assert exact_interval(0, 0) == (pytest.approx(math.nan, nan_ok=True),) * 2
+
+
+def test_clusters_that_all_agree_get_an_exact_interval_over_clusters() -> None:
+    df = sessions({(f"s{j}", s): [True] * 4 for j in range(15) for s in ("is_error", "collapse")})
+    out = compare(df, unit="scenario").set_index("strategy")
+    assert (out.loc["is_error", "success_lo"], out.loc["is_error", "success_hi"]) == (
+        pytest.approx(exact_interval(15, 15)[0]),
+        1.0,
+    )
+    assert out.loc["is_error", "success_ci_method"] == "clopper-pearson-scenarios"
+    assert out.loc["collapse", "diff_hi"] == pytest.approx(Z**2 / (15 + Z**2))
+    assert out.loc["collapse", "diff_ci_method"] == "tango-scenarios"
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "n"), [(0, 0, 20), (3, 9, 40), (5, 5, 30), (2, 7, 25), (1, 6, 12), (8, 1, 50)]
+)
+def test_tangos_interval_excludes_zero_exactly_when_mcnemars_uncorrected_test_rejects(
+    b: int, c: int, n: int
+) -> None:
+    lo, hi = paired_difference_interval(b, c, n)
+    assert lo <= (c - b) / n <= hi
+    table = [[n - b - c, b], [c, 0]]
+    rejects = b + c > 0 and sm_mcnemar(table, exact=False, correction=False).pvalue < 0.05
+    assert (lo > 0 or hi < 0) == rejects
+
+
+def test_tangos_interval_at_the_edges_has_the_closed_form() -> None:
+    n = 60
+    assert paired_difference_interval(0, 0, n) == (
+        pytest.approx(-(Z**2) / (n + Z**2)),
+        pytest.approx(Z**2 / (n + Z**2)),
+    )
+    # Every pair favours the other side: the score equation gives (n - z^2) / (n + z^2).
+    assert paired_difference_interval(0, n, n) == (pytest.approx((n - Z**2) / (n + Z**2)), 1.0)
+    assert paired_difference_interval(n, 0, n) == (-1.0, pytest.approx(-(n - Z**2) / (n + Z**2)))
+
+
+def test_holm_and_bh_agree_with_a_hand_computation() -> None:
+    p = [0.01, 0.04, 0.03, math.nan]
+    # Holm: sorted 0.01, 0.03, 0.04 times 3, 2, 1 -> 0.03, 0.06, 0.04, made monotone -> 0.06.
+    holm = adjust_pvalues(p, "holm")
+    assert holm[:3] == pytest.approx([0.03, 0.06, 0.06]) and math.isnan(holm[3])
+    # BH: p * m / rank -> 0.03, 0.045, 0.04, made monotone from the top -> 0.04 for rank 2.
+    assert adjust_pvalues(p, "bh")[:3] == pytest.approx([0.03, 0.04, 0.04])
+    assert adjust_pvalues(p, "none")[:3] == pytest.approx(p[:3])
+
+
+def test_the_table_is_adjusted_as_one_family() -> None:
+    base = SMALL[SMALL.strategy == "is_error"]
+    df = pd.concat(
+        [SMALL, base.assign(strategy="escape", success=False),
+         base.assign(strategy="masked", success=base.success & (base.seed < 3))],
+        ignore_index=True,
+    )  # fmt: skip
+    out = compare(df, unit="session", adjust="holm")
+    tested = out[out.strategy != "is_error"]
+    assert len(tested) == 3
+    p = tested["p"].to_numpy()
+    assert len(set(p)) == 3 and tested["test"].eq("mcnemar").all()
+    order = np.argsort(p)
+    hand = np.empty(3)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (3 - rank) * p[i]))
+        hand[i] = running
+    assert tested["p_adjusted"].to_numpy() == pytest.approx(hand)
+    assert math.isnan(out.loc[out.strategy == "is_error", "p_adjusted"].item())
+
+
+@pytest.mark.parametrize("unit", ["scenario", "session"])
+def test_json_rows_carry_the_unit_the_clusters_and_both_p_values(unit: str) -> None:
+    out = compare(pd.concat([SMALL, SMALL.assign(agent="naive")]), unit=unit, adjust="bh")
+    records = json.loads(json.dumps(out.to_dict(orient="records")))
+    for rec in records:
+        assert {"unit", "n_clusters", "p", "p_adjusted", "test", "n_favour_base", "n_tie"} <= set(rec)
+        assert rec["unit"] == unit
+        assert rec["n_clusters"] == (6 if unit == "scenario" else rec["n"])
+        assert rec["adjust"] == "bh"
+    header = to_markdown(display_frame(out, k=3)).splitlines()[0]
+    assert header.startswith("| agent | strategy | n | clusters | success |")
+    assert "p bh" in header and "McNemar" not in header
+
+
+def test_without_a_unit_the_table_is_the_one_existing_callers_get() -> None:
+    legacy = compare(SMALL)
+    assert "unit" not in legacy.columns and "p_adjusted" not in legacy.columns
+    assert "McNemar p" in display_frame(legacy, k=3).columns
+    with pytest.raises(ValueError, match="unit"):
+        compare(SMALL, unit="seed")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="adjust"):
+        compare(SMALL, unit="scenario", adjust="bonferroni")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("order", [1, 5])
+def test_the_same_rows_in_any_order_give_the_same_intervals(order: int) -> None:
+    df = pd.concat([SMALL, SMALL.assign(agent="naive")], ignore_index=True)
+    shuffled = df.sample(frac=1.0, random_state=order)
+    for unit in ("scenario", "session"):
+        pd.testing.assert_frame_equal(compare(shuffled, unit=unit), compare(df, unit=unit))
+    pd.testing.assert_frame_equal(forest_frame(shuffled), forest_frame(df))
+
+
+def test_the_forest_frame_has_each_scenario_and_the_pooled_row_of_compare() -> None:
+    forest = forest_frame(SMALL, baseline="is_error", by=("agent",), unit="scenario", seed=4)
+    assert list(forest.columns[:9]) == ["agent", "strategy", "scenario", "pooled", "delta", "lo", "hi", "n",
+                                        "n_clusters"]  # fmt: skip
+    per = forest[~forest.pooled].set_index("scenario")
+    assert list(per.index) == [f"s{j}" for j in range(6)]
+    assert per.loc["s0", "delta"] == -1.0 and per.loc["s0", "n"] == 5
+    assert (per.loc["s0", "lo"], per.loc["s0", "hi"]) == paired_difference_interval(5, 0, 5)
+    pooled = forest[forest.pooled].iloc[0]
+    row = compare(SMALL, unit="scenario", seed=4).set_index("strategy").loc["collapse"]
+    assert (pooled.scenario, pooled.delta, pooled.lo, pooled.hi, pooled.n_clusters) == (
+        "pooled", row.success_diff, row.diff_lo, row.diff_hi, 6,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="scenario"):
+        forest_frame(SMALL, by=("scenario",))
+
+
+def synthetic_pairs(rng: np.random.Generator, scenarios: int = 30, seeds: int = 20) -> pd.DataFrame:
+    """One study with no true difference: both strategies have each scenario's probability.
+
+    A scenario's base probability p comes from Beta(2, 1). For each strategy the scenario has one
+    outcome of its own (a draw with probability p) that 80 % of its seeds repeat, as a scenario
+    with one fault schedule repeats its outcome; the other seeds take the seed's own draw (also
+    probability p), which both strategies share, as they share the seed's fault schedule. Every
+    session succeeds with probability p under either strategy, and within a scenario sessions
+    agree far more than across scenarios.
+    """
+    p = rng.beta(2.0, 1.0, size=scenarios)
+    scen = np.repeat(np.arange(scenarios), seeds)
+    shared = rng.random(scen.size) < p[scen]
+    out = {}
+    for strategy in ("is_error", "collapse"):
+        own = rng.random(scenarios) < p
+        repeat = rng.random(scen.size) < 0.8
+        out[strategy] = np.where(repeat, own[scen], shared)
+    return pd.DataFrame(
+        {"scenario": [f"s{j:02d}" for j in scen], "other": out["collapse"], "base": out["is_error"]}
+    )
+
+
+def coverage(repetitions: int, seed: int, n_resamples: int) -> dict[str, float]:
+    """Share of synthetic studies whose pooled 95 % interval for the paired difference covers 0."""
+    rng = np.random.default_rng(seed)
+    covered = {"scenario": 0, "session": 0}
+    for rep in range(repetitions):
+        pairs = synthetic_pairs(rng)
+        for unit in covered:
+            row = paired_summary(pairs, unit=unit, rng=np.random.default_rng(rep), n_resamples=n_resamples)
+            covered[unit] += row["diff_lo"] <= 0.0 <= row["diff_hi"]
+    return {unit: hits / repetitions for unit, hits in covered.items()}
+
+
+@pytest.mark.slow
+def test_the_scenario_interval_is_calibrated_where_the_session_interval_is_not() -> None:
+    got = coverage(repetitions=400, seed=17, n_resamples=400)
+    assert 0.90 <= got["scenario"] <= 0.99, got
+    assert got["session"] < 0.85, got
