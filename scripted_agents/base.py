@@ -42,6 +42,7 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
+from harness.sim.faults import FAULT_KIND_TABLE, Lesson
 from harness.sim.scenario import Option, Subgoal, Task
 from harness.sim.seeding import np_random
 
@@ -54,35 +55,42 @@ class Reason:
     argument: str | None = None
     value: str | None = None
 
+    @property
+    def remedy(self) -> str | None:
+        """What to do about it: the kind's :attr:`~harness.sim.faults.Lesson.remedy` (one of
+        :data:`~harness.sim.faults.REMEDIES`), or ``refit`` for a schema error."""
+        return _REMEDIES.get(self.kind)
 
-_READINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("rate_limited", re.compile(r"retry after (\d+(?:\.\d+)?) ?s")),
-    ("too_large", re.compile(r"set '(\w+)' to at most (\d+(?:\.\d+)?)")),
-    ("bad_argument", re.compile(r"invalid argument '(\w+)'.*expected form '([^']*)'")),
-    ("schema", re.compile(r"missing required argument '(\w+)'|argument '(\w+)' must")),
-    ("permanent", re.compile(r"permanently|retired|no longer available")),
-    ("timeout", re.compile(r"timed out")),
-    ("transient", re.compile(r"temporar|try again|\b503\b")),
+
+_SCHEMA = Lesson(
+    re.compile(r"(?:missing required argument|argument(?= '\w+' must)) '(?P<argument>\w+)'"), "refit", 40
 )
-"""What a reader understands in an error text, most specific first; anything else is unexplained."""
+"""Not a fault kind's lesson: the server's own complaint that the arguments do not fit the
+schema (after a ``change_schema`` event, say). Ranked between the lessons that carry values
+and those that do not."""
+
+_READINGS: tuple[tuple[str, Lesson], ...] = tuple(
+    sorted(
+        [(k.name, k.lesson) for k in FAULT_KIND_TABLE.values() if k.lesson is not None]
+        + [("schema", _SCHEMA)],
+        key=lambda reading: reading[1].rank,
+    )
+)
+"""What a reader understands in an error text, most specific first (the fault table's lessons,
+by rank); anything else is unexplained."""
+
+_REMEDIES: dict[str, str] = {kind: lesson.remedy for kind, lesson in _READINGS}
 
 
 def read_reason(text: str | None) -> Reason | None:
     """The reason an error text gives, or None when it gives none (masked, implicit, hidden)."""
     if not text:
         return None
-    for kind, pattern in _READINGS:
-        m = pattern.search(text)
-        if m is None:
-            continue
-        groups = [g for g in m.groups() if g is not None]
-        if kind == "rate_limited":
-            return Reason(kind, value=groups[0])
-        if kind in ("too_large", "bad_argument"):
-            return Reason(kind, argument=groups[0], value=groups[1])
-        if kind == "schema":
-            return Reason(kind, argument=groups[0] if groups else None)
-        return Reason(kind)
+    for kind, lesson in _READINGS:
+        m = lesson.pattern.search(text)
+        if m is not None:
+            said = m.groupdict()
+            return Reason(kind, said.get("argument"), said.get("value"))
     return None
 
 
@@ -350,22 +358,22 @@ class ScriptedAgent(Agent):
         """Act on a reason read from an error; None (nothing readable) means guess."""
         if reason is None:
             return self.guess()
-        kind = reason.kind
-        if kind in ("transient", "timeout"):
+        remedy = reason.remedy
+        if remedy == "retry":
             return self.resend()
-        if kind == "rate_limited":
+        if remedy == "wait":
             if self.attempts >= self.max_attempts:
                 return self.switch("still rate limited")
             return Wait(float(reason.value or 1))
-        if kind == "permanent":
+        if remedy == "switch":
             return self.switch("permanently unavailable")
-        if kind in ("bad_argument", "too_large") and self.phase == "call" and reason.argument:
+        if remedy == "fix_argument" and self.phase == "call" and reason.argument:
             value = self._coerce(reason.argument, reason.value)
             if self.args.get(reason.argument) == value:
                 return self.guess()  # the fix was made and did not help
             self.args[reason.argument] = value
             return self.call()
-        if kind == "schema":
+        if remedy == "refit":
             return self.on_schema_error()
         return self.guess()
 

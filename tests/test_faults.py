@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 import pytest
 
 from harness.sim.catalogue import CATALOGUE, World
-from harness.sim.faults import FAULT_KINDS, IMPLICIT_MESSAGE, Clock, FaultEngine, FaultRule, ToolFault
+from harness.sim.faults import (
+    DEFAULT_EXPLICIT,
+    FAULT_KIND_TABLE,
+    FAULT_KINDS,
+    IMPLICIT_MESSAGE,
+    KEY_TYPES,
+    RAISING_KINDS,
+    REMEDIES,
+    RULE_KEYS,
+    Clock,
+    FaultEngine,
+    FaultKind,
+    FaultRule,
+    ToolFault,
+)
+from harness.sim.scenario import ScenarioError, parse_scenario
+from scripted_agents.base import read_reason
 
 WEATHER = CATALOGUE["weather"]
 SEARCH = CATALOGUE["search"]
@@ -181,3 +197,129 @@ def test_the_kinds_are_the_eight_of_the_issue() -> None:
         )
         == FAULT_KINDS
     )
+
+
+# -- one row per kind: the table is all a kind needs ------------------------------------------
+#
+# Each test below runs over every row of FAULT_KIND_TABLE, so a new row is checked by them
+# all: it parses from a scenario with exactly its keys, it is scheduled and answers, an
+# explicit answer is read back to the kind by the scripted reader (its faults_<kind> column
+# is checked in tests/sim/test_row.py).
+
+KIND_ROWS = list(FAULT_KIND_TABLE.values())
+
+
+def _scenario_with(kind: FaultKind, **extra: Any) -> dict[str, Any]:
+    """A scenario whose one fault is ``kind``'s example (plus ``extra`` keys), hitting call 1."""
+    fault = {"kind": kind.name, "calls": [1], **kind.example, **extra}
+    return {
+        "description": "One fault of one kind.",
+        "tools": list(dict.fromkeys([fault["tool"], "list_bookings"])),
+        "task": {"subgoals": [{"tool": "list_bookings"}]},
+        "faults": [fault],
+    }
+
+
+def _parse(kind: FaultKind, **extra: Any) -> FaultRule:
+    (rule,) = parse_scenario(_scenario_with(kind, **extra)).faults
+    return rule
+
+
+def test_the_kinds_are_the_rows_of_the_table_in_order() -> None:
+    assert tuple(k.name for k in KIND_ROWS) == FAULT_KINDS
+    assert frozenset(k.name for k in KIND_ROWS if k.raises) == RAISING_KINDS
+    assert {k.name: k.explicit_default for k in KIND_ROWS} == DEFAULT_EXPLICIT
+
+
+@pytest.mark.parametrize("kind", KIND_ROWS, ids=FAULT_KINDS)
+def test_a_kind_s_keys_are_rule_fields_and_optional_ones_take_their_default(kind: FaultKind) -> None:
+    rule_fields = {f.name for f in fields(FaultRule)}
+    for key in kind.keys:
+        assert key.name in rule_fields and key.name not in RULE_KEYS
+        assert key.type in KEY_TYPES and key.meaning
+        if key.missing is None:
+            data = _scenario_with(kind)
+            data["faults"][0].pop(key.name, None)
+            (rule,) = parse_scenario(data).faults
+            assert getattr(rule, key.name) == key.default
+
+
+@pytest.mark.parametrize("kind", KIND_ROWS, ids=FAULT_KINDS)
+def test_the_scenario_parser_takes_a_kind_with_exactly_its_keys(kind: FaultKind) -> None:
+    rule = _parse(kind)
+    assert rule.kind == kind.name and rule.explicit == kind.explicit_default
+    for name, value in kind.example.items():
+        assert getattr(rule, name) == value
+    others = {k.name for row in KIND_ROWS for k in row.keys} - {k.name for k in kind.keys}
+    for other in sorted(others):
+        with pytest.raises(ScenarioError, match=rf"faults\[0\]\.{other}: unknown key"):
+            _parse(kind, **{other: 1})
+    for key in kind.keys:
+        if key.missing is not None:
+            data = _scenario_with(kind)
+            del data["faults"][0][key.name]
+            with pytest.raises(ScenarioError, match=rf"faults\[0\]\.{key.name}: missing"):
+                parse_scenario(data)
+
+
+def _fire(kind: FaultKind, explicit: bool) -> tuple[FaultEngine, Any]:
+    """A rule of ``kind`` from its example, hitting the first call (with no arguments)."""
+    rule = replace(_parse(kind), explicit=explicit)
+    e = engine(rule)
+    try:
+        return e, e.execute(CATALOGUE[rule.tool], {})
+    except ToolFault as exc:
+        assert exc.kind == kind.name
+        return e, exc
+
+
+@pytest.mark.parametrize("kind", KIND_ROWS, ids=FAULT_KINDS)
+def test_a_kind_fires_on_schedule_and_answers_as_its_row_says(kind: FaultKind) -> None:
+    e, answer = _fire(kind, kind.explicit_default)
+    assert [f.kind for f in e.log] == [kind.name]
+    assert isinstance(answer, ToolFault) is kind.raises
+    assert e.clock.now == (30.0 if kind.hangs else 0.0)
+    if kind.raises:
+        assert kind.message is not None and kind.content is None
+    else:
+        assert kind.content is not None and answer is not None
+
+
+@pytest.mark.parametrize(
+    "kind", [k for k in KIND_ROWS if k.raises], ids=sorted(RAISING_KINDS, key=FAULT_KINDS.index)
+)
+def test_the_reader_reads_a_kind_s_explicit_message_back_to_the_kind(kind: FaultKind) -> None:
+    assert kind.lesson is not None and kind.lesson.remedy in REMEDIES
+    _, explicit = _fire(kind, True)
+    reason = read_reason(str(explicit))
+    assert reason is not None and reason.kind == kind.name and reason.remedy == kind.lesson.remedy
+    if kind.lesson.remedy == "fix_argument":
+        assert reason.argument == _parse(kind).argument and reason.value  # what to set, to what
+    _, implicit = _fire(kind, False)
+    assert str(implicit) == kind.implicit_message and read_reason(str(implicit)) is None
+
+
+def test_lessons_have_distinct_ranks() -> None:
+    ranks = [k.lesson.rank for k in KIND_ROWS if k.lesson is not None]
+    assert len(set(ranks)) == len(ranks)
+
+
+@pytest.mark.parametrize("kind", KIND_ROWS, ids=FAULT_KINDS)
+def test_what_the_oracle_fills_in_keeps_the_fault_from_firing(kind: FaultKind) -> None:
+    if kind.avoid is None:
+        return
+    rule = _parse(kind)
+    tool = CATALOGUE[rule.tool]
+    args: dict[str, Any] = dict.fromkeys(tool.schema["required"], "x")
+    kind.avoid(rule, tool, args)
+    assert outcome(engine(rule), tool, args) is None
+
+
+def test_a_row_gives_a_message_or_content_never_both() -> None:
+    with pytest.raises(ValueError, match="exactly one of message and content"):
+        FaultKind("odd", does="x", recovers="y", example={"tool": "weather"})
+
+
+def test_an_engine_refuses_a_rule_of_no_kind() -> None:
+    with pytest.raises(ValueError, match="unknown fault kind 'flaky'"):
+        engine(FaultRule(0, "flaky", "weather", calls=(1,)))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.sim.faults import FAULT_KINDS
+from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS
 from harness.sim.scenario import EVENT_KINDS, ScenarioError, list_scenarios, load_scenario
 
 SHIPPED = list_scenarios()
@@ -130,6 +130,26 @@ ERRORS: list[tuple[str, str, str]] = [
         "faults[0].argument: weather has no numeric argument 'limit'",
     ),
     (
+        "burst out of range",
+        GOOD + FAULT + "burst = 101\n",
+        "faults[0].burst: must be between 1 and 100, got 101",
+    ),
+    (
+        "retry_after_s not positive",
+        GOOD + FAULT.replace('"transient"', '"rate_limited"') + "retry_after_s = 0\n",
+        "faults[0].retry_after_s: must be positive, got 0",
+    ),
+    (
+        "bad_argument without valid",
+        GOOD + FAULT.replace('"transient"', '"bad_argument"') + 'argument = "city"\n',
+        "faults[0].valid: missing (the accepted form of the argument)",
+    ),
+    (
+        "bad_argument valid a table",
+        GOOD + FAULT.replace('"transient"', '"bad_argument"') + 'argument = "city"\nvalid = { a = 1 }\n',
+        "faults[0].valid: must be a string or a number, got a table",
+    ),
+    (
         "unknown malformed form",
         GOOD + FAULT.replace('"transient"', '"malformed"') + 'form = "zip"\n',
         "faults[0].form: unknown form 'zip'",
@@ -200,6 +220,16 @@ def test_overrides_set_every_rate_and_leave_schedules_alone() -> None:
     assert {r.kind: r.rate for r in only.faults}["transient"] == 0.25
     implicit = sc.with_overrides({"faults.explicit": False})
     assert not any(r.explicit for r in implicit.faults)
+
+
+@pytest.mark.parametrize("kind", FAULT_KINDS)
+def test_every_fault_kind_has_its_rate_override_and_explicit_spares_the_never_explicit(kind: str) -> None:
+    sc = next(s for s in map(load_scenario, SHIPPED) if any(r.kind == kind for r in s.faults))
+    swept = sc.with_overrides({f"faults.{kind}.rate": 0.5})
+    assert all(r.rate in (None, 0.5) for r in swept.faults if r.kind == kind)
+    explicit = sc.with_overrides({"faults.explicit": True})
+    for rule in explicit.faults:
+        assert rule.explicit is (FAULT_KIND_TABLE[rule.kind].never_explicit is None)
 
 
 @pytest.mark.parametrize(

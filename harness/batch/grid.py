@@ -17,12 +17,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.errors import UserError
+from harness.sim.row import KEY_COLUMNS as KEY_COLUMNS  # defined with the row; kept importable here
 
 _UNSAFE = re.compile(r"[^\w.=+,-]")
 """Characters kept out of a cell's file name (path separators, colons, spaces...)."""
-
-KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "seed")
-"""Columns that, with the swept parameters, identify a session row."""
 
 
 @dataclass(frozen=True)

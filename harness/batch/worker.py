@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.batch.grid import Cell
+from harness.sim.row import KEY_COLUMNS
 
 DEFAULT_SESSION_FN = "harness.sim.session:run_session"
 DEFAULT_LOADER = "harness.batch.worker:load_cell_scenario"
@@ -89,12 +90,4 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
 
 def error_row(cell: Cell, status: str = "harness_error") -> dict[str, Any]:
     """The row of a session that failed inside the harness: its key, and that it failed."""
-    return {
-        "scenario": cell.scenario,
-        "agent": cell.agent,
-        "strategy": cell.strategy,
-        "host": cell.host,
-        "seed": cell.seed,
-        "status": status,
-        "success": False,
-    }
+    return {**{c: getattr(cell, c) for c in KEY_COLUMNS}, "status": status, "success": False}

@@ -1,8 +1,20 @@
-"""``harness list``: the shipped scenarios (with one-line summaries), agents and strategies."""
+"""``harness list``: what there is to run, and the tables that describe the simulated world.
+
+With no flag it lists the shipped scenarios (one-line summaries), agents and strategies.
+``--tools`` lists the catalogue's tools with their argument schemas and schema variants;
+``--faults`` lists the fault kinds with their keys, defaults and meanings. Both are generated
+from the code (:data:`harness.sim.catalogue.CATALOGUE`,
+:data:`harness.sim.faults.FAULT_KIND_TABLE`), so a page that shows them cannot fall behind it.
+
+``--json`` prints the same as one JSON object whose keys are ``scenarios``, ``agents``,
+``strategies``, ``tools`` and ``faults`` -- all five, or only ``tools``/``faults`` when those
+flags select them. Tables are left to wrap at the terminal's width.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -14,28 +26,164 @@ STRATEGY_SUMMARIES: dict[str, str] = {
 }
 
 
-@click.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
-def command(as_json: bool) -> None:
-    """List scenarios, agents and error-handling strategies."""
-    from harness.protocol.strategies import STRATEGIES
-    from harness.sim.registry import agent_class, list_agents
-    from harness.sim.scenario import list_scenarios, load_scenario
+def tools_json() -> dict[str, Any]:
+    """Every catalogue tool: description, whether it writes, its arguments and its variants.
 
-    scenarios = {name: load_scenario(name).summary for name in list_scenarios()}
-    agents = {name: agent_class(name).summary for name in list_agents()}
-    strategies = {name: STRATEGY_SUMMARIES.get(name, "") for name in STRATEGIES}
+    An argument is its JSON Schema property with ``required`` added.
+    """
+    from harness.sim.catalogue import CATALOGUE
+
+    def arguments(schema: dict[str, Any]) -> dict[str, Any]:
+        required = set(schema.get("required", ()))
+        return {
+            name: {**prop, "required": name in required}
+            for name, prop in schema.get("properties", {}).items()
+        }
+
+    return {
+        name: {
+            "description": tool.description,
+            "read_only": tool.read_only,
+            "verifier": tool.verifier,
+            "arguments": arguments(tool.schema),
+            "variants": {
+                vname: {
+                    "description": v.description,
+                    "renames": dict(v.renames),
+                    "arguments": arguments(v.schema),
+                }
+                for vname, v in tool.variants.items()
+            },
+        }
+        for name, tool in CATALOGUE.items()
+    }
+
+
+def faults_json() -> dict[str, Any]:
+    """Every fault kind: what it does, what recovers, how it answers, and the keys it takes.
+
+    ``keys`` are the kind's own; every kind also takes :data:`~harness.sim.faults.RULE_KEYS`.
+    """
+    from harness.sim.faults import FAULT_KIND_TABLE
+
+    def key(k: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": k.type, "meaning": k.meaning, "required": k.missing is not None}
+        if k.missing is None:
+            out["default"] = k.default
+        if k.bounds is not None:
+            out["minimum"], out["maximum"] = k.bounds
+        return out
+
+    return {
+        name: {
+            "does": kind.does,
+            "recovers": kind.recovers,
+            "raises": kind.raises,
+            "explicit_default": kind.explicit_default,
+            "can_be_explicit": kind.never_explicit is None,
+            "keys": {k.name: key(k) for k in kind.keys},
+            "example": dict(kind.example),
+        }
+        for name, kind in FAULT_KIND_TABLE.items()
+    }
+
+
+def _argument_line(name: str, prop: dict[str, Any]) -> str:
+    facts = [str(prop.get("type", "any"))]
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None or high is not None:
+        facts.append(f"{'' if low is None else low}..{'' if high is None else high}")
+    if prop["required"]:
+        facts.append("required")
+    if "default" in prop:
+        facts.append(f"default {prop['default']}")
+    return f"{name} ({', '.join(facts)})"
+
+
+def _tools_table(tools: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="tools", title_justify="left", show_lines=True)
+    table.add_column("name", style="bold")
+    table.add_column("arguments")
+    table.add_column("description")
+    for name, tool in tools.items():
+        args = "\n".join(_argument_line(a, p) for a, p in tool["arguments"].items()) or "none"
+        text = [tool["description"]]
+        if not tool["read_only"]:
+            text.append(f"Writes; {tool['verifier']} shows what was written.")
+        for vname, variant in tool["variants"].items():
+            text.append(f"variant {vname}: {variant['description']}")
+        table.add_row(name, args, "\n".join(text))
+    return table
+
+
+def _faults_table(faults: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    from harness.sim.faults import RULE_KEYS
+
+    common = ", ".join(k for k in RULE_KEYS if k != "kind")
+    table = Table(
+        title="fault kinds",
+        title_justify="left",
+        caption=f"Every [[faults]] table also takes {common} (give rate or calls).",
+        caption_justify="left",
+        show_lines=True,
+    )
+    table.add_column("kind", style="bold")
+    table.add_column("keys")
+    table.add_column("a hit call -> what recovers")
+    for name, kind in faults.items():
+        keys = []
+        for kname, k in kind["keys"].items():
+            if k["required"]:
+                keys.append(f"{kname} (required): {k['meaning']}")
+            else:
+                keys.append(f"{kname} = {k['default']}: {k['meaning']}")
+        if not kind["can_be_explicit"]:
+            keys.append("never explicit")
+        elif not kind["explicit_default"]:
+            keys.append("explicit = false")
+        table.add_row(name, "\n".join(keys) or "-", f"{kind['does']} -> {kind['recovers']}")
+    return table
+
+
+@click.command("list")
+@click.option("--tools", "show_tools", is_flag=True, help="The catalogue's tools and their arguments.")
+@click.option("--faults", "show_faults", is_flag=True, help="The fault kinds and the keys they take.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
+    """List scenarios, agents and strategies; or the tools (--tools) or fault kinds (--faults)."""
+    out: dict[str, Any] = {}
+    if not (show_tools or show_faults):
+        from harness.protocol.strategies import STRATEGIES
+        from harness.sim.registry import agent_class, list_agents
+        from harness.sim.scenario import list_scenarios, load_scenario
+
+        out["scenarios"] = {name: load_scenario(name).summary for name in list_scenarios()}
+        out["agents"] = {name: agent_class(name).summary for name in list_agents()}
+        out["strategies"] = {name: STRATEGY_SUMMARIES.get(name, "") for name in STRATEGIES}
+    if show_tools or (as_json and not show_faults):
+        out["tools"] = tools_json()
+    if show_faults or (as_json and not show_tools):
+        out["faults"] = faults_json()
     if as_json:
-        click.echo(json.dumps({"scenarios": scenarios, "agents": agents, "strategies": strategies}, indent=2))
+        click.echo(json.dumps(out, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    for title, items in (("scenarios", scenarios), ("agents", agents), ("strategies", strategies)):
-        table = Table(title=title, title_justify="left")
-        table.add_column("name", style="bold")
-        table.add_column("summary")
-        for name, text in items.items():
-            table.add_row(name, text)
-        console.print(table)
+    console = Console(markup=False)  # the texts are the code's, square brackets and all
+    for title in ("scenarios", "agents", "strategies"):
+        if title in out:
+            table = Table(title=title, title_justify="left")
+            table.add_column("name", style="bold")
+            table.add_column("summary")
+            for name, text in out[title].items():
+                table.add_row(name, text)
+            console.print(table)
+    if "tools" in out:
+        console.print(_tools_table(out["tools"]))
+    if "faults" in out:
+        console.print(_faults_table(out["faults"]))

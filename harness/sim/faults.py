@@ -9,25 +9,20 @@ strategy meets the same schedule (:meth:`FaultEngine.schedule_hash` proves it).
 Because the draws are uniform numbers compared with the rate, a sweep over
 rates with the same seed hits a growing superset of calls (common random numbers).
 
-Failing kinds *raise* :class:`ToolFault` with a readable message: the
-server's error-handling strategy decides how that reaches the client (isError
-text, a masked text, -32603, or a crash). ``malformed`` and ``silent`` do not
-raise: they return content, broken or fake. Each rule is ``explicit`` (the
-message says what happened and what to do) or implicit (a bare "request
-failed"), after ToolMaze's explicit/implicit split.
+Every kind is one row of :data:`FAULT_KIND_TABLE` (a :class:`FaultKind`): the keys its
+``[[faults]]`` tables take and how they are checked, how a scheduled hit plays out over the
+following calls, what the server answers, and the :class:`Lesson` a careful reader can take
+from the explicit message. The scenario parser, the session row's ``faults_<kind>``
+columns, ``harness list --faults`` and the scripted reader all read the table, so adding a
+kind is adding a row (plus a :class:`FaultRule` field if it takes a key no kind took before,
+and a :class:`_RuleState` field if it keeps state no kind kept before).
 
-=============  =======================================================  ==========================
-kind           what the call does                                        what recovers
-=============  =======================================================  ==========================
-transient      fails ``burst`` times, then the next call works            retry
-rate_limited   fails; every call fails until ``retry_after_s`` passes     wait, then retry
-permanent      fails now and on every later call to the tool               an alternative tool
-bad_argument   fails while ``argument`` is not the ``valid`` form          fix the argument
-too_large      fails while ``argument`` (e.g. ``limit``) is above ``max``  narrow the request
-timeout        hangs to the per-call limit (virtual time), then fails      retry
-malformed      answers truncated JSON or non-text content                  notice, retry
-silent         answers a success it did not perform                        verify, redo
-=============  =======================================================  ==========================
+Raising kinds *raise* :class:`ToolFault` with a readable message: the server's
+error-handling strategy decides how that reaches the client (isError text, a masked
+text, -32603, or a crash). The others (``malformed``, ``silent``) return content,
+broken or fake. Each rule is ``explicit`` (the message says what happened and what to
+do) or implicit (a bare "request failed"), after ToolMaze's explicit/implicit split.
+``harness list --faults`` prints the table.
 
 Time is the session's :class:`Clock` (virtual seconds): nothing here sleeps.
 """
@@ -37,35 +32,39 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.sim.catalogue import CatalogueTool, World, binary_junk
 from harness.sim.seeding import np_random
 
-FAULT_KINDS: tuple[str, ...] = (
-    "transient",
-    "rate_limited",
-    "permanent",
-    "bad_argument",
-    "too_large",
-    "timeout",
-    "malformed",
-    "silent",
-)
-"""Every fault kind, in the order of the ``faults_<kind>`` columns."""
-
-RAISING_KINDS: frozenset[str] = frozenset(FAULT_KINDS) - {"malformed", "silent"}
-"""Kinds that raise from the tool, so that the strategy decides what the client sees."""
-
-DEFAULT_EXPLICIT: dict[str, bool] = {k: k not in ("malformed", "silent") for k in FAULT_KINDS}
-"""A silent fault says nothing by definition; malformed content is implicit unless marked."""
-
 MALFORMED_FORMS: tuple[str, ...] = ("truncated", "binary")
 
 IMPLICIT_MESSAGE = "request failed"
 """What an implicit fault of any failing kind says: nothing about what happened."""
+
+RULE_KEYS: dict[str, str] = {
+    "kind": "which row of the fault table",
+    "tool": "the catalogue tool the rule wraps (one the scenario serves)",
+    "rate": "the probability that a call is hit (give rate or calls)",
+    "calls": "the 1-based numbers of the calls to the tool that are hit",
+    "explicit": "whether the answer says what happened and what to do",
+}
+"""The keys every ``[[faults]]`` table takes, whatever its kind; a kind's own keys are its row's."""
+
+REMEDIES: dict[str, str] = {
+    "retry": "call again",
+    "wait": "wait the seconds the text names (``value``), then call again",
+    "switch": "use an alternative tool",
+    "fix_argument": "set ``argument`` to ``value`` and call again",
+}
+"""What a reader can do about a fault whose message it understood (a :attr:`Lesson.remedy`)."""
+
+KEY_TYPES: tuple[str, ...] = ("integer", "number", "string", "scalar")
+"""How the scenario parser reads a kind's key: ``number`` is positive; ``scalar`` is a string,
+a number or a boolean (anything but a table or an array)."""
 
 
 _EMPTY_SCHEDULE_HASH = hashlib.sha256(b"[]").hexdigest()
@@ -92,7 +91,11 @@ class ToolFault(Exception):
 
 @dataclass(frozen=True)
 class FaultRule:
-    """One ``[[faults]]`` table of a scenario, validated by :mod:`harness.sim.scenario`."""
+    """One ``[[faults]]`` table of a scenario, validated by :mod:`harness.sim.scenario`.
+
+    The fields after ``explicit`` are the kinds' own keys (:attr:`FaultKind.keys`); a key's
+    default in the table and the field's default here are the same (a test holds them equal).
+    """
 
     index: int
     kind: str
@@ -149,10 +152,105 @@ class CallOutcome:
 
 @dataclass
 class _RuleState:
+    """What a rule remembers between calls; each kind's ``decide`` uses the fields it needs."""
+
     sticky: bool = False
     burst_left: int = 0
     exempt: bool = False
     blocked_until: float | None = None
+
+
+# -- the shape of a row -------------------------------------------------------------------
+
+Decide = Callable[[FaultRule, _RuleState, bool, Mapping[str, Any], CatalogueTool, float], bool]
+"""``(rule, state, scheduled, arguments, tool, now) -> fires``: whether the rule fails this call,
+given whether its schedule hits it; may update the rule's state (a burst, a block, a death)."""
+
+Message = Callable[["FaultEngine", FaultRule, CatalogueTool, Mapping[str, Any]], str]
+"""``(engine, rule, tool, arguments) -> text``: what an explicit raising fault says."""
+
+Content = Callable[["FaultEngine", FaultRule, CatalogueTool, Mapping[str, Any], int], Any]
+"""``(engine, rule, tool, arguments, call) -> content``: what a non-raising fault answers."""
+
+Avoid = Callable[[FaultRule, CatalogueTool, dict[str, Any]], None]
+"""``(rule, tool, arguments)``: fill in what the rule insists on, so that it cannot fire."""
+
+
+def _decide_as_scheduled(
+    rule: FaultRule, st: _RuleState, hit: bool, args: Mapping[str, Any], tool: CatalogueTool, now: float
+) -> bool:
+    return hit
+
+
+@dataclass(frozen=True)
+class FaultKey:
+    """A key that one kind's ``[[faults]]`` tables take, besides :data:`RULE_KEYS`."""
+
+    name: str
+    """The TOML key, and the :class:`FaultRule` field it sets."""
+    type: str
+    """How the scenario parser reads it: one of :data:`KEY_TYPES`."""
+    meaning: str
+    default: Any = None
+    missing: str | None = None
+    """A required key: what the error says is missing. None: optional, ``default`` applies."""
+    bounds: tuple[int, int] | None = None
+    """An integer's inclusive range."""
+    check: Callable[[Any, CatalogueTool], str | None] | None = None
+    """The value (given or default) against the rule's tool: the problem, or None."""
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """What a careful reader can learn from a kind's explicit message."""
+
+    pattern: re.Pattern[str]
+    """Searched for anywhere in an error text. Its named groups carry what the text says:
+    ``argument`` (the argument to fix) and ``value`` (its accepted value, or seconds to wait)."""
+    remedy: str
+    """What to do about it: one of :data:`REMEDIES`."""
+    rank: int
+    """Readers try lessons by rank, lowest (most specific) first: a text that two lessons
+    match is read as the lower one."""
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    """One kind of fault, whole: a row of :data:`FAULT_KIND_TABLE`."""
+
+    name: str
+    does: str
+    """What a hit call does, in one line."""
+    recovers: str
+    """What gets a session past it, in one line."""
+    example: Mapping[str, Any]
+    """A valid ``[[faults]]`` table of this kind, less ``kind`` and ``rate``/``calls``."""
+    keys: tuple[FaultKey, ...] = ()
+    decide: Decide = _decide_as_scheduled
+    """How a scheduled hit plays out; the default: the call fails exactly when scheduled."""
+    message: Message | None = None
+    """Raising kinds: what an explicit fault says. None: the kind answers :attr:`content`."""
+    implicit_message: str = IMPLICIT_MESSAGE
+    content: Content | None = None
+    """Non-raising kinds: what the call answers instead of the tool's result."""
+    hangs: bool = False
+    """The call uses up the per-call time limit (virtual) before it fails."""
+    explicit_default: bool = True
+    never_explicit: str | None = None
+    """Why this kind cannot be explicit (the scenario error says it); None: it can be."""
+    lesson: Lesson | None = None
+    """What a reader learns from the explicit message; None: a reader learns nothing from text."""
+    avoid: Avoid | None = None
+    """What an agent that knows the rule (the oracle) fills in so that it cannot fire."""
+
+    def __post_init__(self) -> None:
+        if (self.message is None) == (self.content is None):
+            raise ValueError(f"fault kind {self.name!r}: give exactly one of message and content")
+
+    @property
+    def raises(self) -> bool:
+        """The tool raises :class:`ToolFault`, so that the strategy decides what the client sees."""
+        return self.content is None
 
 
 @dataclass
@@ -177,18 +275,23 @@ class FaultEngine:
     """Told of each fault as it is injected (the session writes it to the trace)."""
     _fires: list[tuple[bool, ...]] = field(default_factory=list)
     _states: list[_RuleState] = field(default_factory=list)
+    _kinds: list[FaultKind] = field(default_factory=list)
     _by_tool: dict[str, list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # One uniform draw per (rule, call index), rule i on row i, from one generator.
         draws = np_random(self.seed).random((len(self.rules), self.horizon)) if self.rules else None
         for i, rule in enumerate(self.rules):
+            kind = FAULT_KIND_TABLE.get(rule.kind)
+            if kind is None:
+                raise ValueError(f"rule {rule.index}: unknown fault kind {rule.kind!r}")
             if rule.rate is None or draws is None:
                 hits = set(rule.calls)
                 self._fires.append(tuple([n in hits for n in range(1, self.horizon + 1)]))
             else:
                 self._fires.append(tuple((draws[i] < rule.rate).tolist()))
             self._states.append(_RuleState())
+            self._kinds.append(kind)
             self._by_tool.setdefault(rule.tool, []).append(len(self._states) - 1)
 
     # -- the schedule ----------------------------------------------------------------
@@ -222,40 +325,10 @@ class FaultEngine:
     def _evaluate(
         self, tool: CatalogueTool, args: dict[str, Any], call: int, states: list[_RuleState]
     ) -> int | None:
+        """The first of the tool's rules that fails this call (in scenario order), or None."""
         now = self.clock.now
         for i in self._by_tool.get(tool.name, ()):
-            rule, st = self.rules[i], states[i]
-            hit = self.scheduled(i, call)
-            kind = rule.kind
-            if kind == "permanent":
-                if st.sticky or hit:
-                    st.sticky = True
-                    return i
-            elif kind == "rate_limited":
-                if st.blocked_until is not None:
-                    if now < st.blocked_until:
-                        return i
-                    st.blocked_until = None  # the first call after the block goes through
-                elif hit:
-                    st.blocked_until = now + rule.retry_after_s
-                    return i
-            elif kind == "transient":
-                if st.burst_left > 0:
-                    st.burst_left -= 1
-                    return i
-                if st.exempt:
-                    st.exempt = False  # "then works on retry"
-                elif hit:
-                    st.burst_left, st.exempt = rule.burst - 1, True
-                    return i
-            elif kind == "bad_argument":
-                if hit and args.get(rule.argument or "") != rule.valid:
-                    return i
-            elif kind == "too_large":
-                value = args.get(rule.argument or "", tool.default(rule.argument or ""))
-                if hit and isinstance(value, int | float) and rule.max is not None and value > rule.max:
-                    return i
-            elif hit:
+            if self._kinds[i].decide(self.rules[i], states[i], self.scheduled(i, call), args, tool, now):
                 return i
         return None
 
@@ -297,7 +370,7 @@ class FaultEngine:
                 raise  # a genuine error of the tool itself propagates
             self.last = CallOutcome(name, call, None, executed=True)
             return result
-        rule = self.rules[hit]
+        rule, kind = self.rules[hit], self._kinds[hit]
         fault = InjectedFault(
             rule.kind, tool.name, call, rule.index, rule.explicit, self.step, self.clock.now
         )
@@ -305,49 +378,325 @@ class FaultEngine:
         if self.listener is not None:
             self.listener(fault)
         self.last = CallOutcome(tool.name, call, fault, executed=False)
-        if rule.kind == "silent":
-            return tool.fake(self.world, args)
-        if rule.kind == "malformed":
-            return self._malformed(rule, tool, args, call)
-        if rule.kind == "timeout":
+        if kind.content is not None:
+            return kind.content(self, rule, tool, args, call)
+        if kind.hangs:
             self.clock.advance(self.call_timeout_s)
-        raise ToolFault(rule.kind, self._message(rule, tool, args))
+        raise ToolFault(rule.kind, self.message(rule, tool, args))
 
-    def _malformed(self, rule: FaultRule, tool: CatalogueTool, args: dict[str, Any], call: int) -> Any:
-        if rule.form == "binary":
-            blob = {
-                "type": "resource",
-                "resource": {
-                    "uri": f"mem://{tool.name}/{call}",
-                    "mimeType": "application/octet-stream",
-                    "blob": binary_junk(f"{tool.name}:{call}"),
-                },
-            }
-            note = {"type": "text", "text": "[malformed upstream response: binary data]"}
-            return [note, blob] if rule.explicit else [blob]
-        text = tool.fake(self.world, args)
-        cut = text[: max(1, len(text) // 2)]
-        return f"[malformed upstream response] {cut}" if rule.explicit else cut
+    def message(self, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]) -> str:
+        """What a raising ``rule`` says when it fails a call of ``tool`` with ``args`` now."""
+        kind = FAULT_KIND_TABLE[rule.kind]
+        if not rule.explicit or kind.message is None:
+            return kind.implicit_message
+        return kind.message(self, rule, tool, args)
 
-    def _message(self, rule: FaultRule, tool: CatalogueTool, args: dict[str, Any]) -> str:
-        if not rule.explicit:
-            return "invalid request" if rule.kind == "bad_argument" else IMPLICIT_MESSAGE
-        name = tool.name
-        if rule.kind == "transient":
-            return f"temporary failure in {name}: upstream returned 503; try again"
-        if rule.kind == "rate_limited":
-            left = math.ceil(max(self.blocked_for(name), 0.0))
-            return f"rate limited: too many requests to {name}; retry after {left} s"
-        if rule.kind == "permanent":
-            return f"{name} is permanently unavailable: its upstream service was retired; use another tool"
-        if rule.kind == "bad_argument":
-            arg = rule.argument
-            got = args.get(arg or "")
-            return f"invalid argument '{arg}': {got!r} is not accepted; expected form '{rule.valid}'"
-        if rule.kind == "too_large":
-            limit = int(rule.max) if rule.max is not None and float(rule.max).is_integer() else rule.max
-            return (
-                "result too large for one response; "
-                f"narrow the request: set '{rule.argument}' to at most {limit}"
-            )
-        return f"{name} timed out after {self.call_timeout_s:g} s without an answer"
+
+# -- the kinds, one function per thing a row does differently ---------------------------------
+
+
+def _decide_transient(
+    rule: FaultRule, st: _RuleState, hit: bool, args: Mapping[str, Any], tool: CatalogueTool, now: float
+) -> bool:
+    if st.burst_left > 0:
+        st.burst_left -= 1
+        return True
+    if st.exempt:
+        st.exempt = False  # "then works on retry"
+        return False
+    if hit:
+        st.burst_left, st.exempt = rule.burst - 1, True
+    return hit
+
+
+def _decide_rate_limited(
+    rule: FaultRule, st: _RuleState, hit: bool, args: Mapping[str, Any], tool: CatalogueTool, now: float
+) -> bool:
+    if st.blocked_until is not None:
+        if now < st.blocked_until:
+            return True
+        st.blocked_until = None  # the first call after the block goes through
+        return False
+    if hit:
+        st.blocked_until = now + rule.retry_after_s
+    return hit
+
+
+def _decide_permanent(
+    rule: FaultRule, st: _RuleState, hit: bool, args: Mapping[str, Any], tool: CatalogueTool, now: float
+) -> bool:
+    if st.sticky or hit:
+        st.sticky = True
+        return True
+    return False
+
+
+def _decide_bad_argument(
+    rule: FaultRule, st: _RuleState, hit: bool, args: Mapping[str, Any], tool: CatalogueTool, now: float
+) -> bool:
+    return hit and args.get(rule.argument or "") != rule.valid
+
+
+def _decide_too_large(
+    rule: FaultRule, st: _RuleState, hit: bool, args: Mapping[str, Any], tool: CatalogueTool, now: float
+) -> bool:
+    if not hit or rule.max is None:
+        return False
+    value = args.get(rule.argument or "", tool.default(rule.argument or ""))
+    return isinstance(value, int | float) and value > rule.max
+
+
+def _limit(rule: FaultRule) -> float | None:
+    """A too_large rule's ``max`` as its message and the oracle write it (3, not 3.0)."""
+    if rule.max is not None and float(rule.max).is_integer():
+        return int(rule.max)
+    return rule.max
+
+
+def _says_transient(
+    engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]
+) -> str:
+    return f"temporary failure in {tool.name}: upstream returned 503; try again"
+
+
+def _says_rate_limited(
+    engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]
+) -> str:
+    left = math.ceil(max(engine.blocked_for(tool.name), 0.0))
+    return f"rate limited: too many requests to {tool.name}; retry after {left} s"
+
+
+def _says_permanent(
+    engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]
+) -> str:
+    return f"{tool.name} is permanently unavailable: its upstream service was retired; use another tool"
+
+
+def _says_bad_argument(
+    engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]
+) -> str:
+    got = args.get(rule.argument or "")
+    return f"invalid argument '{rule.argument}': {got!r} is not accepted; expected form '{rule.valid}'"
+
+
+def _says_too_large(
+    engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]
+) -> str:
+    return (
+        "result too large for one response; "
+        f"narrow the request: set '{rule.argument}' to at most {_limit(rule)}"
+    )
+
+
+def _says_timeout(engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]) -> str:
+    return f"{tool.name} timed out after {engine.call_timeout_s:g} s without an answer"
+
+
+def _answers_malformed(
+    engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any], call: int
+) -> Any:
+    if rule.form == "binary":
+        blob = {
+            "type": "resource",
+            "resource": {
+                "uri": f"mem://{tool.name}/{call}",
+                "mimeType": "application/octet-stream",
+                "blob": binary_junk(f"{tool.name}:{call}"),
+            },
+        }
+        note = {"type": "text", "text": "[malformed upstream response: binary data]"}
+        return [note, blob] if rule.explicit else [blob]
+    text = tool.fake(engine.world, dict(args))
+    cut = text[: max(1, len(text) // 2)]
+    return f"[malformed upstream response] {cut}" if rule.explicit else cut
+
+
+def _answers_silent(
+    engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any], call: int
+) -> Any:
+    return tool.fake(engine.world, dict(args))
+
+
+def _avoid_bad_argument(rule: FaultRule, tool: CatalogueTool, args: dict[str, Any]) -> None:
+    if rule.argument is not None:
+        args[rule.argument] = rule.valid
+
+
+def _avoid_too_large(rule: FaultRule, tool: CatalogueTool, args: dict[str, Any]) -> None:
+    if rule.argument is None or rule.max is None:
+        return
+    value = args.get(rule.argument, tool.default(rule.argument))
+    if value is None or value > rule.max:
+        args[rule.argument] = _limit(rule)
+
+
+def _properties(tool: CatalogueTool) -> dict[str, Any]:
+    props: dict[str, Any] = tool.schema.get("properties", {})
+    return props
+
+
+def _an_argument(value: Any, tool: CatalogueTool) -> str | None:
+    props = _properties(tool)
+    if value in props:
+        return None
+    return f"{tool.name} has no argument {value!r} (it has: {', '.join(props)})"
+
+
+def _a_numeric_argument(value: Any, tool: CatalogueTool) -> str | None:
+    props = _properties(tool)
+    if props.get(value, {}).get("type") in ("integer", "number"):
+        return None
+    numeric = [k for k, v in props.items() if v.get("type") in ("integer", "number")]
+    return f"{tool.name} has no numeric argument {value!r} (numeric: {', '.join(numeric) or 'none'})"
+
+
+def _a_form(value: Any, tool: CatalogueTool) -> str | None:
+    if value in MALFORMED_FORMS:
+        return None
+    return f"unknown form {value!r} (valid: {', '.join(MALFORMED_FORMS)})"
+
+
+# -- the table ----------------------------------------------------------------------------
+
+_NUMBER = r"\d+(?:\.\d+)?"
+
+FAULT_KIND_TABLE: dict[str, FaultKind] = {
+    k.name: k
+    for k in (
+        FaultKind(
+            "transient",
+            does="fails `burst` times, then the next call works",
+            recovers="retry",
+            example={"tool": "weather", "burst": 2},
+            keys=(FaultKey("burst", "integer", "consecutive calls that fail", default=1, bounds=(1, 100)),),
+            decide=_decide_transient,
+            message=_says_transient,
+            lesson=Lesson(re.compile(r"temporar|try again|\b503\b"), "retry", rank=70),
+        ),
+        FaultKind(
+            "rate_limited",
+            does="fails; every call fails until `retry_after_s` passes",
+            recovers="wait, then retry",
+            example={"tool": "search", "retry_after_s": 5.0},
+            keys=(
+                FaultKey("retry_after_s", "number", "seconds the tool stays blocked once hit", default=5.0),
+            ),
+            decide=_decide_rate_limited,
+            message=_says_rate_limited,
+            lesson=Lesson(re.compile(rf"retry after (?P<value>{_NUMBER}) ?s"), "wait", rank=10),
+        ),
+        FaultKind(
+            "permanent",
+            does="fails now and on every later call to the tool",
+            recovers="an alternative tool",
+            example={"tool": "weather"},
+            decide=_decide_permanent,
+            message=_says_permanent,
+            lesson=Lesson(re.compile(r"permanently|retired|no longer available"), "switch", rank=50),
+        ),
+        FaultKind(
+            "bad_argument",
+            does="fails while `argument` is not the `valid` form",
+            recovers="fix the argument",
+            example={"tool": "weather", "argument": "city", "valid": "Oslo"},
+            keys=(
+                FaultKey(
+                    "argument",
+                    "string",
+                    "the argument the tool objects to",
+                    missing="a string is required",
+                    check=_an_argument,
+                ),
+                FaultKey(
+                    "valid",
+                    "scalar",
+                    "the form the tool accepts",
+                    missing="the accepted form of the argument",
+                ),
+            ),
+            decide=_decide_bad_argument,
+            message=_says_bad_argument,
+            implicit_message="invalid request",
+            lesson=Lesson(
+                re.compile(r"invalid argument '(?P<argument>\w+)'.*expected form '(?P<value>[^']*)'"),
+                "fix_argument",
+                rank=30,
+            ),
+            avoid=_avoid_bad_argument,
+        ),
+        FaultKind(
+            "too_large",
+            does="fails while `argument` (e.g. `limit`) is above `max`",
+            recovers="narrow the request",
+            example={"tool": "search", "argument": "limit", "max": 10},
+            keys=(
+                FaultKey(
+                    "argument",
+                    "string",
+                    "a numeric argument (its schema default counts when absent)",
+                    default="limit",
+                    check=_a_numeric_argument,
+                ),
+                FaultKey(
+                    "max",
+                    "number",
+                    "the largest value the tool answers",
+                    missing="the largest value the tool answers",
+                ),
+            ),
+            decide=_decide_too_large,
+            message=_says_too_large,
+            lesson=Lesson(
+                re.compile(rf"set '(?P<argument>\w+)' to at most (?P<value>{_NUMBER})"),
+                "fix_argument",
+                rank=20,
+            ),
+            avoid=_avoid_too_large,
+        ),
+        FaultKind(
+            "timeout",
+            does="hangs to the per-call limit (virtual time), then fails",
+            recovers="retry",
+            example={"tool": "weather"},
+            message=_says_timeout,
+            hangs=True,
+            lesson=Lesson(re.compile(r"timed out"), "retry", rank=60),
+        ),
+        FaultKind(
+            "malformed",
+            does="answers truncated JSON or non-text content",
+            recovers="notice, retry",
+            example={"tool": "weather", "form": "binary"},
+            keys=(
+                FaultKey(
+                    "form",
+                    "string",
+                    f"the broken answer: {' or '.join(MALFORMED_FORMS)}",
+                    default="truncated",
+                    check=_a_form,
+                ),
+            ),
+            content=_answers_malformed,
+            explicit_default=False,
+        ),
+        FaultKind(
+            "silent",
+            does="answers a success it did not perform",
+            recovers="verify, redo",
+            example={"tool": "book"},
+            content=_answers_silent,
+            explicit_default=False,
+            never_explicit="a silent fault says nothing by definition",
+        ),
+    )
+}
+"""Every fault kind, one row each, in the order of the ``faults_<kind>`` columns. Read-only."""
+
+FAULT_KINDS: tuple[str, ...] = tuple(FAULT_KIND_TABLE)
+"""Every fault kind, in the order of the ``faults_<kind>`` columns."""
+
+RAISING_KINDS: frozenset[str] = frozenset(k.name for k in FAULT_KIND_TABLE.values() if k.raises)
+"""Kinds that raise from the tool, so that the strategy decides what the client sees."""
+
+DEFAULT_EXPLICIT: dict[str, bool] = {k.name: k.explicit_default for k in FAULT_KIND_TABLE.values()}
+"""A silent fault says nothing by definition; malformed content is implicit unless marked."""

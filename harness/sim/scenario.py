@@ -51,7 +51,7 @@ from harness.errors import UserError, unknown_name
 from harness.protocol.tools import Tool
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from harness.sim.catalogue import CATALOGUE
-from harness.sim.faults import DEFAULT_EXPLICIT, FAULT_KINDS, MALFORMED_FORMS, FaultRule
+from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, RULE_KEYS, FaultKey, FaultRule
 
 
 def _shipped_dir() -> Path:
@@ -189,7 +189,10 @@ def _set_rate(kind: str | None) -> Callable[[Scenario, Any, str], Scenario]:
 def _set_explicit(s: Scenario, value: Any, where: str) -> Scenario:
     if not isinstance(value, bool):
         raise ScenarioError(f"{where}: must be true or false, got {value!r}")
-    faults = tuple(dataclasses.replace(r, explicit=value) if r.kind != "silent" else r for r in s.faults)
+    faults = tuple(
+        dataclasses.replace(r, explicit=value) if FAULT_KIND_TABLE[r.kind].never_explicit is None else r
+        for r in s.faults
+    )
     return dataclasses.replace(s, faults=faults)
 
 
@@ -362,17 +365,7 @@ _TOP_KEYS = {
     "call_timeout_s", "protocol", "task", "faults", "events",
 }  # fmt: skip
 
-_KIND_KEYS: dict[str, set[str]] = {
-    "transient": {"burst"},
-    "rate_limited": {"retry_after_s"},
-    "permanent": set(),
-    "bad_argument": {"argument", "valid"},
-    "too_large": {"argument", "max"},
-    "timeout": set(),
-    "malformed": {"form"},
-    "silent": set(),
-}
-_RULE_KEYS = {"kind", "tool", "rate", "calls", "explicit"}
+_RULE_KEYS = set(RULE_KEYS)
 
 
 def parse_scenario(data: dict[str, Any], *, path: Path | None = None, shown: str = "<scenario>") -> Scenario:
@@ -489,7 +482,8 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
     kind = table.string("kind")
     if kind not in FAULT_KINDS:
         raise table.fail("kind", f"unknown fault kind {kind!r} (valid: {', '.join(FAULT_KINDS)})")
-    table.done(_RULE_KEYS | _KIND_KEYS[kind])
+    row = FAULT_KIND_TABLE[kind]
+    table.done(_RULE_KEYS | {key.name for key in row.keys})
     tool = table.string("tool")
     if tool not in served:
         raise _unknown_tool(shown, f"{where}.tool", tool, served)
@@ -507,43 +501,39 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
         ):
             raise table.fail("calls", f"must be a non-empty list of call numbers (1, 2, ...), got {value!r}")
         calls = tuple(sorted(set(value)))
-    explicit = table.boolean("explicit", DEFAULT_EXPLICIT[kind])
-    if kind == "silent" and explicit:
-        raise table.fail("explicit", "a silent fault says nothing by definition; it cannot be explicit")
+    explicit = table.boolean("explicit", row.explicit_default)
+    if explicit and row.never_explicit is not None:
+        raise table.fail("explicit", f"{row.never_explicit}; it cannot be explicit")
     spec = CATALOGUE[tool]
-    props = spec.schema.get("properties", {})
-    rule = FaultRule(i, kind, tool, rate, calls, explicit)
-    if kind == "transient":
-        rule = dataclasses.replace(rule, burst=table.integer("burst", 1, 1, 100) or 1)
-    elif kind == "rate_limited":
-        rule = dataclasses.replace(rule, retry_after_s=table.number("retry_after_s", 5.0) or 5.0)
-    elif kind == "bad_argument":
-        argument = table.string("argument")
-        if argument not in props:
-            raise table.fail("argument", f"{tool} has no argument {argument!r} (it has: {', '.join(props)})")
-        if not table.has("valid"):
-            raise table.fail("valid", "missing (the accepted form of the argument)")
-        valid = table.get("valid")
-        if isinstance(valid, dict | list):
-            raise table.fail("valid", f"must be a string or a number, got {_kind(valid)}")
-        rule = dataclasses.replace(rule, argument=argument, valid=valid)
-    elif kind == "too_large":
-        argument = table.string("argument", "limit")
-        if props.get(argument, {}).get("type") not in ("integer", "number"):
-            numeric = [k for k, v in props.items() if v.get("type") in ("integer", "number")]
-            raise table.fail(
-                "argument",
-                f"{tool} has no numeric argument {argument!r} (numeric: {', '.join(numeric) or 'none'})",
-            )
-        if not table.has("max"):
-            raise table.fail("max", "missing (the largest value the tool answers)")
-        rule = dataclasses.replace(rule, argument=argument, max=table.number("max", None))
-    elif kind == "malformed":
-        form = table.string("form", "truncated")
-        if form not in MALFORMED_FORMS:
-            raise table.fail("form", f"unknown form {form!r} (valid: {', '.join(MALFORMED_FORMS)})")
-        rule = dataclasses.replace(rule, form=form)
-    return rule
+    values: dict[str, Any] = {}
+    for key in row.keys:
+        if table.has(key.name):
+            value = _KEY_READS[key.type](table, key)
+        elif key.missing is not None:
+            raise table.fail(key.name, f"missing ({key.missing})")
+        else:
+            value = key.default
+        problem = key.check(value, spec) if key.check is not None else None
+        if problem is not None:
+            raise table.fail(key.name, problem)
+        values[key.name] = value
+    return FaultRule(i, kind, tool, rate, calls, explicit, **values)
+
+
+def _scalar(table: _Table, key: FaultKey) -> Any:
+    value = table.get(key.name)
+    if isinstance(value, dict | list):
+        raise table.fail(key.name, f"must be a string or a number, got {_kind(value)}")
+    return value
+
+
+_KEY_READS: dict[str, Callable[[_Table, FaultKey], Any]] = {
+    "integer": lambda table, key: table.integer(key.name, None, *(key.bounds or (1, MAX_STEPS_LIMIT))),
+    "number": lambda table, key: table.number(key.name, None),
+    "string": lambda table, key: table.string(key.name),
+    "scalar": _scalar,
+}
+"""How each of :data:`harness.sim.faults.KEY_TYPES` is read from a ``[[faults]]`` table."""
 
 
 def _event(shown: str, i: int, raw: Any, tools: list[str]) -> Event:

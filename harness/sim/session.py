@@ -19,8 +19,8 @@ Seeds: the fault schedule and the agent's generator are derived from
 (scenario, agent, seed) with sha256 — never from the strategy or host — so
 every strategy meets the same schedule and a paired comparison is fair.
 
-The result is one flat record (:data:`ROW_COLUMNS`, the same columns for every
-session, zero-filled). Ground truth, not the wire, decides ``success``: a
+The result is one flat record (:mod:`harness.sim.row` defines its columns, the same
+for every session, zero-filled). Ground truth, not the wire, decides ``success``: a
 subgoal is done when one of its tools really ran (a silent or garbled answer
 does not count), and the session succeeds when every subgoal is done and the
 agent said it was finished. Under ``escape`` the server dies with the first
@@ -32,14 +32,13 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
 from typing import IO, Any
 
 from harness.errors import UserError, unknown_name
 from harness.protocol.client import MCPClient
 from harness.protocol.codecs import CODECS, get_codec
-from harness.protocol.errors import STANDARD_CODES, ServerCrashed, TransportError
+from harness.protocol.errors import ServerCrashed, TransportError
 from harness.protocol.memory import InMemoryTransport
 from harness.protocol.server import MCPServer
 from harness.protocol.strategies import STRATEGIES
@@ -56,98 +55,27 @@ from harness.sim.agent import (
     Waited,
 )
 from harness.sim.catalogue import CATALOGUE, World
-from harness.sim.faults import FAULT_KINDS, CallOutcome, Clock, FaultEngine, InjectedFault
+from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, CallOutcome, Clock, FaultEngine, InjectedFault
 from harness.sim.host import HOSTS, Host
 from harness.sim.registry import make_agent
+from harness.sim.row import ENDS, ROW_COLUMNS, RPC_CODES, STATUSES, SessionResult, summary_row
 from harness.sim.scenario import Event, Scenario, load_scenario
 from harness.sim.seeding import derive_seed
 from harness.sim.trace import Trace
 
 __all__ = [
+    "ENDS",
     "FAULT_KINDS",
     "ROW_COLUMNS",
     "RPC_CODES",
     "STATUSES",
     "SessionResult",
     "run_session",
+    "summary_row",
 ]
-
-RPC_CODES: tuple[int, ...] = STANDARD_CODES
-"""The codes that get their own ``errors_rpc_<code>`` column; any other is ``errors_rpc_other``."""
-
-STATUSES: tuple[str, ...] = ("ok", "wedged", "harness_error")
-"""ok: the session ran to its end; wedged: the server died (escape); harness_error: a harness bug."""
-
-ENDS: tuple[str, ...] = ("finished", "gave_up", "budget", "wedged", "error")
 
 _call_key = json.JSONEncoder(sort_keys=True, default=str).encode
 """A call's identity for ``repeated_failing_calls`` (one encoder; ``json.dumps`` builds one per call)."""
-
-
-@dataclass(frozen=True)
-class SessionResult:
-    """The record of one session; :meth:`to_row` is the flat row, in :data:`ROW_COLUMNS` order."""
-
-    scenario: str
-    agent: str
-    strategy: str
-    host: str
-    codec: str
-    seed: int
-    status: str
-    end: str
-    success: bool
-    subgoals_done: int
-    subgoals_total: int
-    steps: int
-    tool_calls: int
-    faults_transient: int
-    faults_rate_limited: int
-    faults_permanent: int
-    faults_bad_argument: int
-    faults_too_large: int
-    faults_timeout: int
-    faults_malformed: int
-    faults_silent: int
-    faults_explicit: int
-    faults_implicit: int
-    errors_is_error: int
-    errors_rpc_32700: int
-    errors_rpc_32600: int
-    errors_rpc_32601: int
-    errors_rpc_32602: int
-    errors_rpc_32603: int
-    errors_rpc_other: int
-    errors_transport: int
-    recoveries: int
-    recovery_opportunities: int
-    recover_steps: tuple[int, ...]
-    steps_to_recover_mean: float
-    repeated_failing_calls: int
-    give_ups: int
-    correct_give_ups: int
-    stale_tool_calls: int
-    list_changed_seen: int
-    virtual_time_s: float
-    wall_time_s: float
-    """The only column that may differ between identical runs."""
-    trace_hash: str
-    fault_schedule_hash: str
-    error: str
-    """Empty unless status is harness_error."""
-
-    def to_row(self) -> dict[str, Any]:
-        row = {c: getattr(self, c) for c in ROW_COLUMNS}
-        row["recover_steps"] = list(self.recover_steps)
-        return row
-
-
-ROW_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SessionResult))
-"""Every column of a session row, in order; the same for every session."""
-
-_FAULT_COLUMNS: tuple[str, ...] = tuple(f"faults_{k}" for k in FAULT_KINDS)
-_RPC_COLUMNS: tuple[str, ...] = tuple(f"errors_rpc_{-c}" for c in RPC_CODES)
-assert all(c in ROW_COLUMNS for c in _FAULT_COLUMNS + _RPC_COLUMNS)
 
 
 def run_session(
@@ -478,11 +406,11 @@ class _Session:
             subgoals_total=total,
             steps=self.steps,
             tool_calls=self.tool_calls,
-            **dict(zip(_FAULT_COLUMNS, self.faults.values(), strict=True)),
+            faults=dict(self.faults),
             faults_explicit=self.explicit,
             faults_implicit=self.implicit,
             errors_is_error=self.is_error,
-            **dict(zip(_RPC_COLUMNS, self.rpc.values(), strict=True)),
+            errors_rpc=dict(self.rpc),
             errors_rpc_other=self.rpc_other,
             errors_transport=self.transport_errors,
             recoveries=len(recover),
@@ -523,14 +451,9 @@ class _OracleView:
         spec = CATALOGUE[tool]
         out = dict(arguments)
         for rule in self._s.sc.faults:
-            if rule.tool != tool or rule.argument is None:
-                continue
-            if rule.kind == "bad_argument":
-                out[rule.argument] = rule.valid
-            elif rule.kind == "too_large" and rule.max is not None:
-                value = out.get(rule.argument, spec.default(rule.argument))
-                if value is None or value > rule.max:
-                    out[rule.argument] = int(rule.max) if float(rule.max).is_integer() else rule.max
+            avoid = FAULT_KIND_TABLE[rule.kind].avoid
+            if rule.tool == tool and avoid is not None:
+                avoid(rule, spec, out)
         return out
 
     def peek(self, tool: str, arguments: dict[str, Any]) -> str | None:
@@ -545,10 +468,3 @@ class _OracleView:
 
     def will_appear(self, tool: str) -> bool:
         return any(e.tool == tool and e.kind == "add_tool" and e.at_step is not None for e in self._s.pending)
-
-
-def summary_row(result: SessionResult) -> Mapping[str, Any]:
-    """The row without the wall time: what must be identical between identical runs."""
-    row = result.to_row()
-    row.pop("wall_time_s")
-    return row

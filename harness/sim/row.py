@@ -1,0 +1,170 @@
+"""The session row: every column, its type and what it means, in this one module.
+
+A session's record is one flat row, with the same columns for every session (zero-filled),
+in :data:`ROW_COLUMNS` order. ``sessions.parquet`` stores them in that order, so the order
+is part of the results: never reorder, and know that a new column changes every run's table.
+
+:class:`SessionResult` is the column table. Each field is one column, its type annotated and
+its one-line meaning beside it -- except two fields that stand for a group of columns
+derived from other tables: ``faults`` (one ``faults_<kind>`` per row of
+:data:`~harness.sim.faults.FAULT_KIND_TABLE`) and ``errors_rpc`` (one ``errors_rpc_<code>``
+per :data:`RPC_CODES`). A new fault kind therefore gets its column by being a row of the
+fault table. :data:`COLUMNS` is the flat list; ``result.faults_transient`` reads a derived
+column like any other.
+
+Types are plain Python types. Nothing here imports pyarrow or pandas: batch workers import
+the sim layer and must start quickly.
+"""
+
+# No ``from __future__ import annotations`` here: COLUMNS takes each column's type from its
+# field's annotation, which must stay a type object rather than become a string.
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from harness.protocol.errors import STANDARD_CODES
+from harness.sim.faults import FAULT_KIND_TABLE
+
+KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "seed")
+"""Columns that, with the swept parameters, identify a session row."""
+
+RPC_CODES: tuple[int, ...] = STANDARD_CODES
+"""The codes that get their own ``errors_rpc_<code>`` column; any other is ``errors_rpc_other``."""
+
+STATUSES: tuple[str, ...] = ("ok", "wedged", "harness_error")
+"""ok: the session ran to its end; wedged: the server died (escape); harness_error: a harness bug."""
+
+ENDS: tuple[str, ...] = ("finished", "gave_up", "budget", "wedged", "error")
+"""How an episode ended: the agent finished or gave up, the step budget ran out, the server
+died, or the harness broke."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the session row."""
+
+    name: str
+    type: object
+    """The Python type of the value in the row (``list[int]`` for a list of ints)."""
+    meaning: str
+
+
+def _column(meaning: str, row_type: object = None) -> Any:
+    # A dataclass field that is one column; ``row_type`` when the row holds another type
+    # than the field (a tuple field is a list in the row).
+    return field(metadata={"meaning": meaning, "row_type": row_type})
+
+
+def _group(columns: Iterable[tuple[Any, Column]]) -> Any:
+    # A dataclass field holding counts by key that stands for one column per key.
+    return field(metadata={"group": tuple(columns)})
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """The record of one session; :meth:`to_row` is the flat row, in :data:`ROW_COLUMNS` order."""
+
+    scenario: str = _column("the scenario (a shipped name, or the name its file gives)")
+    agent: str = _column("the agent, as named on the command line")
+    strategy: str = _column("how the server turns a raising tool into what the client sees")
+    host: str = _column("what the host shows the model: typical or transparent")
+    codec: str = _column("the wire serialization")
+    seed: int = _column("the seed; with scenario and agent it fixes the fault schedule")
+    status: str = _column(f"one of {', '.join(STATUSES)}")
+    end: str = _column(f"how the episode ended: one of {', '.join(ENDS)}")
+    success: bool = _column("every subgoal really done, the agent said it finished, status ok")
+    subgoals_done: int = _column("subgoals whose tool really ran (ground truth, not the wire)")
+    subgoals_total: int = _column("subgoals in the task")
+    steps: int = _column("actions the agent took")
+    tool_calls: int = _column("tool calls the agent made")
+    faults: Mapping[str, int] = _group(
+        (k.name, Column(f"faults_{k.name}", int, f"{k.name} faults injected: {k.does}"))
+        for k in FAULT_KIND_TABLE.values()
+    )
+    faults_explicit: int = _column("injected faults whose answer says what happened")
+    faults_implicit: int = _column("injected faults whose answer does not")
+    errors_is_error: int = _column("tool results with isError the agent saw")
+    errors_rpc: Mapping[int, int] = _group(
+        (code, Column(f"errors_rpc_{-code}", int, f"JSON-RPC errors with code {code} the agent saw"))
+        for code in RPC_CODES
+    )
+    errors_rpc_other: int = _column("JSON-RPC errors with any other code")
+    errors_transport: int = _column("transport failures: the server died or the connection broke")
+    recoveries: int = _column("subgoals done after a fault first hit them")
+    recovery_opportunities: int = _column("subgoals a fault hit")
+    recover_steps: tuple[int, ...] = _column(
+        "per recovered subgoal, steps from its first fault to done", row_type=list[int]
+    )
+    steps_to_recover_mean: float = _column("the mean of recover_steps (NaN when empty)")
+    repeated_failing_calls: int = _column("calls identical to one that had already failed")
+    give_ups: int = _column("times the agent gave up (0 or 1)")
+    correct_give_ups: int = _column("give-ups when every tool of the open subgoal was really dead")
+    stale_tool_calls: int = _column("calls to a removed, revoked or changed tool in its old shape")
+    list_changed_seen: int = _column("notifications/tools/list_changed the client received")
+    virtual_time_s: float = _column("session time in virtual seconds: steps, waits and hung calls")
+    wall_time_s: float = _column("real seconds; the only column that may differ between identical runs")
+    trace_hash: str = _column("sha256 of the session's JSONL trace")
+    fault_schedule_hash: str = _column("sha256 of the fault schedule: equal across strategies")
+    error: str = _column("what broke when status is harness_error; else empty")
+
+    def __post_init__(self) -> None:
+        for name, keys in _GROUP_KEYS.items():
+            given = getattr(self, name)
+            if given.keys() != keys:
+                raise ValueError(f"{name}: counts for {sorted(keys)} expected, got {sorted(given)}")
+
+    def __getattr__(self, name: str) -> int:
+        # Only reached when ordinary lookup fails: a derived column (faults_<kind>,
+        # errors_rpc_<code>). Reads __dict__ so that a half-built instance (unpickling,
+        # copying) cannot recurse.
+        where = _DERIVED.get(name)
+        if where is not None:
+            counts = self.__dict__.get(where[0])
+            if counts is not None:
+                value: int = counts[where[1]]
+                return value
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def to_row(self) -> dict[str, Any]:
+        values = self.__dict__
+        row = {
+            column: values[name] if group is None else values[group][name]
+            for column, group, name in _ROW_READS
+        }
+        row["recover_steps"] = list(self.recover_steps)
+        return row
+
+
+def _flatten() -> tuple[tuple[Column, ...], dict[str, tuple[str, Any]], dict[str, frozenset[Any]]]:
+    columns: list[Column] = []
+    derived: dict[str, tuple[str, Any]] = {}
+    groups: dict[str, frozenset[Any]] = {}
+    for f in fields(SessionResult):
+        group = f.metadata.get("group")
+        if group is None:
+            columns.append(Column(f.name, f.metadata["row_type"] or f.type, f.metadata["meaning"]))
+            continue
+        groups[f.name] = frozenset(key for key, _ in group)
+        for key, column in group:
+            columns.append(column)
+            derived[column.name] = (f.name, key)
+    return tuple(columns), derived, groups
+
+
+COLUMNS, _DERIVED, _GROUP_KEYS = _flatten()
+"""COLUMNS: every column of a session row, in order, with its type and meaning."""
+
+ROW_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS)
+"""Every column of a session row, in order; the same for every session."""
+
+_ROW_READS: tuple[tuple[str, str | None, Any], ...] = tuple(
+    (c, *_DERIVED[c]) if c in _DERIVED else (c, None, c) for c in ROW_COLUMNS
+)
+"""Where each column's value is: (column, None, field) or (column, group field, key)."""
+
+
+def summary_row(result: SessionResult) -> Mapping[str, Any]:
+    """The row without the wall time: what must be identical between identical runs."""
+    row = result.to_row()
+    row.pop("wall_time_s")
+    return row

@@ -1,0 +1,100 @@
+"""The session row: one module defines its columns, their order, types and meanings."""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+from dataclasses import replace
+
+import pytest
+
+from harness.batch.grid import KEY_COLUMNS as GRID_KEY_COLUMNS
+from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS
+from harness.sim.row import (
+    COLUMNS,
+    KEY_COLUMNS,
+    ROW_COLUMNS,
+    RPC_CODES,
+    SessionResult,
+    summary_row,
+)
+from harness.sim.session import ROW_COLUMNS as SESSION_ROW_COLUMNS
+from harness.sim.session import SessionResult as SessionSessionResult
+from harness.sim.session import run_session
+
+ORDER = (
+    "scenario", "agent", "strategy", "host", "codec", "seed", "status", "end", "success",
+    "subgoals_done", "subgoals_total", "steps", "tool_calls",
+    "faults_transient", "faults_rate_limited", "faults_permanent", "faults_bad_argument",
+    "faults_too_large", "faults_timeout", "faults_malformed", "faults_silent",
+    "faults_explicit", "faults_implicit", "errors_is_error",
+    "errors_rpc_32700", "errors_rpc_32600", "errors_rpc_32601", "errors_rpc_32602", "errors_rpc_32603",
+    "errors_rpc_other", "errors_transport", "recoveries", "recovery_opportunities", "recover_steps",
+    "steps_to_recover_mean", "repeated_failing_calls", "give_ups", "correct_give_ups",
+    "stale_tool_calls", "list_changed_seen", "virtual_time_s", "wall_time_s", "trace_hash",
+    "fault_schedule_hash", "error",
+)  # fmt: skip
+"""The columns of sessions.parquet as every run so far wrote them: the order is part of the results."""
+
+
+def test_the_column_order_is_the_one_results_were_written_in() -> None:
+    assert ROW_COLUMNS == ORDER
+    assert SESSION_ROW_COLUMNS is ROW_COLUMNS and SessionSessionResult is SessionResult
+
+
+def test_every_column_has_a_plain_type_and_a_one_line_meaning() -> None:
+    for column in COLUMNS:
+        assert column.type in (str, int, bool, float, list[int]), column
+        assert column.meaning and "\n" not in column.meaning, column
+
+
+def test_one_faults_column_per_row_of_the_fault_table_and_one_rpc_column_per_code() -> None:
+    faults = [c.name for c in COLUMNS if c.name.startswith("faults_")][: len(FAULT_KIND_TABLE)]
+    assert faults == [f"faults_{k}" for k in FAULT_KINDS]
+    rpc = [c.name for c in COLUMNS if c.name.startswith("errors_rpc_") and c.name != "errors_rpc_other"]
+    assert rpc == [f"errors_rpc_{-code}" for code in RPC_CODES]
+
+
+def test_key_columns_live_with_the_row_and_are_still_importable_from_the_grid() -> None:
+    assert GRID_KEY_COLUMNS is KEY_COLUMNS
+    assert set(KEY_COLUMNS) <= set(ROW_COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def result() -> SessionResult:
+    return run_session("travel_day", "reader", "is_error", 3)
+
+
+def test_a_row_holds_values_of_the_column_types(result: SessionResult) -> None:
+    row = result.to_row()
+    assert list(row) == list(ROW_COLUMNS)
+    for column in COLUMNS:
+        expected = list if column.type == list[int] else column.type
+        assert isinstance(row[column.name], expected), column
+    assert "wall_time_s" not in summary_row(result)
+
+
+def test_derived_columns_read_as_attributes(result: SessionResult) -> None:
+    for kind in FAULT_KINDS:
+        assert getattr(result, f"faults_{kind}") == result.faults[kind]
+    for code in RPC_CODES:
+        assert getattr(result, f"errors_rpc_{-code}") == result.errors_rpc[code]
+    with pytest.raises(AttributeError, match="faults_flaky"):
+        _ = result.faults_flaky
+    with pytest.raises(AttributeError, match="nonsense"):
+        _ = result.nonsense
+
+
+def test_a_record_survives_pickle_and_copy(result: SessionResult) -> None:
+    for twin in (pickle.loads(pickle.dumps(result)), copy.copy(result), copy.deepcopy(result)):
+        a, b = twin.to_row(), result.to_row()
+        assert a.keys() == b.keys()
+        assert all(a[k] == b[k] or (isinstance(a[k], float) and math.isnan(a[k])) for k in a)
+
+
+def test_counts_must_cover_exactly_the_kinds_and_codes(result: SessionResult) -> None:
+    with pytest.raises(ValueError, match="faults"):
+        replace(result, faults={k: 0 for k in FAULT_KINDS[:-1]})
+    with pytest.raises(ValueError, match="errors_rpc"):
+        replace(result, errors_rpc={**result.errors_rpc, -1: 0})
