@@ -19,6 +19,7 @@ import pytest
 from harness.batch.grid import Cell, Grid
 from harness.batch.results import ResultsDir
 from harness.batch.runner import SessionOptions, run_batch
+from harness.batch.worker import error_row
 from harness.errors import UserError
 from harness.fixtures.fakes import fake_options, kill_grid
 
@@ -70,6 +71,21 @@ def test_a_session_that_raises_becomes_a_harness_error_row_and_the_batch_goes_on
     assert set(bad.agent) == {"crasher"}
     log = (tmp_path / "run" / "errors.log").read_text()
     assert log.count("RuntimeError: fake harness bug") == len(bad)
+    assert bad.error.str.startswith("RuntimeError: fake harness bug in").all()  # the row says why
+    assert summary.first_error.endswith(bad.error.iloc[0])
+
+
+def test_an_error_row_first_in_a_chunk_costs_the_other_rows_none_of_their_columns(tmp_path: Path) -> None:
+    # pyarrow's from_pylist takes its columns from the first row alone: a short error row
+    # first in a chunk used to drop every other row's results.
+    g = Grid(("s1",), ("a",), ("is_error",), ("typical",), range(2))
+    results = ResultsDir.create(tmp_path / "run", {"grid": g.to_json(), "status": "running"})
+    failed, ok = g.cells()
+    full = {**error_row(ok), "status": "ok", "steps": 7, "recover_steps": [1, 2], "error": ""}
+    chunk = results.write_chunk([error_row(failed, reason="RuntimeError: boom"), full])
+    back = pd.read_parquet(chunk)
+    assert back.steps.tolist()[1] == 7 and list(back.recover_steps.iloc[1]) == [1, 2]
+    assert back.error.tolist() == ["RuntimeError: boom", ""]
 
 
 def test_a_worker_that_dies_is_recorded_as_harness_error_and_the_rest_complete(tmp_path: Path) -> None:
@@ -81,6 +97,7 @@ def test_a_worker_that_dies_is_recorded_as_harness_error_and_the_rest_complete(t
     assert list(zip(dead.agent, dead.seed, strict=True)) == [("killer", 2)]
     assert (df[df.status != "harness_error"].status == "ok").all()
     assert "worker process died" in (tmp_path / "run" / "errors.log").read_text()
+    assert dead.error.str.startswith("worker process died").all()
 
 
 def test_a_worker_death_early_in_a_long_stream_loses_no_later_task(tmp_path: Path) -> None:

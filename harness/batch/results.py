@@ -105,7 +105,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> Non
 
 
 def _table(rows: Sequence[dict[str, Any]]) -> pa.Table:
-    table = pa.Table.from_pylist(list(rows))
+    # Every column any row has, in order of first appearance: from_pylist would take the first
+    # row's keys alone, and a short error row first would drop the other rows' columns.
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    table = pa.Table.from_pydict({n: [row.get(n) for row in rows] for n in names})
     # Empty lists alone infer list<null>; pin list columns to list<int64> so chunks concatenate.
     for i, fld in enumerate(table.schema):
         if pa.types.is_list(fld.type) and pa.types.is_null(fld.type.value_type):

@@ -97,6 +97,8 @@ class BatchSummary:
     harness_errors: int
     seconds: float
     interrupted: bool = False
+    first_error: str = ""
+    """The first harness error's reason in this run (the row's ``error``), for the CLI to show."""
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -119,7 +121,8 @@ def _serial(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str 
 
 
 def _died(cell: Cell, why: str) -> Outcome:
-    return Outcome(error_row(cell), f"worker process died while running this session: {why}")
+    reason = f"worker process died while running this session: {why}"
+    return Outcome(error_row(cell, reason=reason), reason)
 
 
 def _halves(broken: list[list[Cell]]) -> list[list[Cell]]:
@@ -424,6 +427,7 @@ def run_batch(
     remaining = len(grid) - len(done)
     advance = progress(len(grid), len(done)) if progress else None
     ran = errors = 0
+    first_error = ""
     interrupted = False
     tasks = _tasks(grid, done, task_size(remaining, workers))
     del done
@@ -440,6 +444,12 @@ def run_batch(
                     results.write_trace(cell.label(), o.trace)
             ran += len(outcomes)
             errors += len(failed)
+            if failed and not first_error:
+                first_error = next(
+                    f"{cell.label()}: {o.row.get('error') or 'see errors.log'}"
+                    for cell, o in zip(task, outcomes, strict=True)
+                    if o.error is not None
+                )
             if advance:
                 advance(len(outcomes))
     except KeyboardInterrupt:
@@ -464,6 +474,7 @@ def run_batch(
         harness_errors=errors,
         seconds=time.perf_counter() - started,
         interrupted=interrupted,
+        first_error=first_error,
     )
 
 

@@ -80,14 +80,21 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
             )
             row = dict(result.to_row())
             error = None
-        except Exception:
-            row = error_row(cell)
+        except Exception as exc:
+            row = error_row(cell, reason=f"{type(exc).__name__}: {exc}")
             error = traceback.format_exc()
         row.update({"scenario": cell.scenario, "host": cell.host, **dict(cell.params)})
         out.append(Outcome(row, error, trace.getvalue() if trace is not None else None))
     return out
 
 
-def error_row(cell: Cell, status: str = "harness_error") -> dict[str, Any]:
-    """The row of a session that failed inside the harness: its key, and that it failed."""
-    return {**{c: getattr(cell, c) for c in KEY_COLUMNS}, "status": status, "success": False}
+def error_row(cell: Cell, status: str = "harness_error", *, reason: str = "") -> dict[str, Any]:
+    """The row of a session that failed inside the harness: its key, that it failed, and why
+    (one line in the ``error`` column; the traceback goes to ``errors.log``)."""
+    key = {c: getattr(cell, c) for c in KEY_COLUMNS}
+    return {
+        **key,
+        "status": status,
+        "success": False,
+        "error": reason.strip().splitlines()[0][:500] if reason else "",
+    }

@@ -231,6 +231,11 @@ def command(
         f"{summary.skipped} already done, {summary.harness_errors} harness errors",
         err=True,
     )
+    if summary.first_error:
+        click.echo(
+            f"harness run: first harness error: {summary.first_error} (all in {out / 'errors.log'})",
+            err=True,
+        )
     if summary.interrupted:
         click.echo(
             f"harness run: interrupted; finished rows are kept. Resume: harness run --resume --out {out}",
