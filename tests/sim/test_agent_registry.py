@@ -149,3 +149,23 @@ def test_a_module_agent_is_found_in_the_working_directory(
         registry.agent_class.cache_clear()
         sys.modules.pop("mypkg.agents", None)
         sys.modules.pop("mypkg", None)
+
+
+@pytest.mark.slow
+def test_an_agent_a_worker_cannot_import_is_reported_with_its_reason(user_dir: Path) -> None:
+    # The parent loads the file (so the run starts); a worker process cannot.
+    body = EXAMPLE.read_text().replace("from __future__ import annotations\n", "")
+    guard = (
+        "import multiprocessing\n"
+        "if multiprocessing.current_process().name != 'MainProcess':\n"
+        "    raise ImportError('only the parent has this dependency')\n"
+    )
+    (user_dir / "parent_only.py").write_text(guard + body)
+    args = "run flaky_weather --seeds 2 --strategies is_error --executor process --out out --no-compare"
+    done = _harness([*args.split(), "--agents", "./parent_only.py:Stubborn"], user_dir)
+    assert done.returncode == 0, done.stderr
+    assert "first harness error" in done.stderr and "ImportError: only the parent" in done.stderr
+    rows = pd.read_parquet(user_dir / "out" / "sessions.parquet")
+    assert (rows["status"] == "harness_error").all()
+    assert rows["error"].str.contains("failed to load: ImportError: only the parent").all()
+    assert "worker process died" not in (user_dir / "out" / "errors.log").read_text()
