@@ -175,8 +175,14 @@ def command(
         results = ResultsDir.open(out)
         grid = results.grid
         sources = tuple(sorted(results.manifest.get("scenario_sources", {}).items()))
-        codec = results.manifest.get("codec", codec)
-        traces = bool(results.manifest.get("traces", traces))
+        kept = {"codec": results.manifest.get("codec", codec), "traces": bool(results.manifest.get("traces"))}
+        for name, value in (("codec", codec), ("traces", traces)):
+            if _given(ctx, name) and value != kept[name]:
+                raise UserError(
+                    f"--resume finishes {out} with the run's --{name} ({kept[name]}), not {value}: "
+                    f"drop --{name}, or start a new run with another --out"
+                )
+        codec, traces = str(kept["codec"]), bool(kept["traces"])
         given = {
             name: _given(ctx, name)
             for name in ("scenarios", "agents", "strategies", "hosts", "seeds", "sets")

@@ -277,3 +277,19 @@ def test_resume_with_a_mistyped_agent_names_the_nearest(
     code, _, err = cli(["run", "--resume", "--out", str(finished), "--agents", "redaer"], capsys)
     assert code == 2
     assert "did you mean 'reader'" in err
+
+
+OTHER_OPTIONS = [
+    (["--traces"], "--traces (False), not True"),
+    (["--codec", "orjson"], "--codec (json), not orjson"),
+]
+
+
+@pytest.mark.parametrize(("extra", "says"), OTHER_OPTIONS)
+def test_resume_refuses_another_codec_or_traces_and_accepts_the_runs_own(
+    finished: Path, extra: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(["run", "--resume", "--out", str(finished), *extra], capsys)
+    assert code == 2 and says in err and err.startswith("harness: error: --resume finishes"), err
+    code, _, err = cli(["run", "--resume", "--out", str(finished), "--codec", "json", "--no-compare"], capsys)
+    assert code == 0, err
