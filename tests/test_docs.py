@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 from pathlib import Path
@@ -151,6 +152,43 @@ def test_every_cited_test_exists(doc: str, path: str, name: str | None) -> None:
         assert re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b", source, re.M), (
             f"{doc} cites {path}::{name}, which that file does not define"
         )
+
+
+def cited_paths() -> list[tuple[str, str]]:
+    out: dict[tuple[str, str], None] = {}
+    for doc in DOCS:
+        for m in re.finditer(
+            r"(?<![\w/.])((?:tests|harness|scenarios|scripted_agents|notebooks|docs)/[\w/.-]*\w/?)",
+            doc.read_text(encoding="utf-8"),
+        ):
+            out[(_rel(doc), m.group(1))] = None
+    return list(out)
+
+
+PATHS = cited_paths()
+
+
+@pytest.mark.parametrize(("doc", "path"), PATHS, ids=[p for _, p in PATHS])
+def test_every_cited_path_in_the_repository_exists(doc: str, path: str) -> None:
+    assert (ROOT / path).exists(), f"{doc} cites {path}, which does not exist"
+
+
+def cited_modules() -> list[tuple[str, str]]:
+    out: dict[tuple[str, str], None] = {}
+    for doc in DOCS:
+        for m in re.finditer(r"python -m (harness[\w.]*)", doc.read_text(encoding="utf-8")):
+            out[(_rel(doc), m.group(1))] = None
+    return list(out)
+
+
+MODULES = cited_modules()
+
+
+@pytest.mark.parametrize(("doc", "module"), MODULES, ids=[m for _, m in MODULES])
+def test_every_cited_python_m_module_exists(doc: str, module: str) -> None:
+    assert importlib.util.find_spec(module) is not None, (
+        f"{doc} runs python -m {module}, which does not exist"
+    )
 
 
 def test_the_readme_is_at_most_15_kb() -> None:
