@@ -5,6 +5,8 @@
   uses appears in that help.
 * Every test file they cite exists, and every ``file.py::name`` (or a bare ``::name`` after
   a file on the same line or earlier in the same section) is defined in that file.
+* Every repository path they name (``harness/...``, ``tests/...``, ``docs/...``) and every
+  ``python -m harness...`` module exists.
 * Every relative link points at a file; the README stays under 15 KB; nothing points outside
   the repository.
 * The README's scenario example loads and runs a session as written.
