@@ -3,10 +3,10 @@
 Each :class:`Rule` row names its step (:mod:`harness.probe.steps`), the
 protocol version and handshake state its session must be in, a ``lane`` (rules
 sharing a version and a lane share one server process; each lane runs in its
-own process, in parallel), and two expectations: the reference's
-(``shared/reference/mcp-deep-dive.txt``, the 2025-06-18 contract) and the
-current specification's (``shared/reference/anchors.md``). ``None`` means that
-source is silent. Verdicts come from :func:`harness.probe.outcomes.verdict`.
+own process, in parallel), and two expectations: the reference's (the rules
+this project's core follows, stated in ``docs/protocol.md``: the 2025-06-18
+contract) and the current MCP specification's. ``None`` means that source is
+silent. Verdicts come from :func:`harness.probe.outcomes.verdict`.
 
 Rules about malformed input each get a lane of their own, so a server that
 never answers them costs one timeout in parallel, not one after another.

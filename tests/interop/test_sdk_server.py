@@ -2,7 +2,7 @@
 
 The peer is ``tests/peers/sdk_server.py`` (mcp 2.3.0 ``MCPServer``: ``add(x, y)`` and
 ``weather(city)``, which raises ``ValueError("no station near <city>")``). What it
-does, recorded here as assertions (they match anchors.md, "What the peers do"):
+does, recorded here as assertions (docs/probe.md describes the same peer):
 
 * it answers our initialize offering 2025-11-25 with 2025-11-25, tools
   ``listChanged: false``;
