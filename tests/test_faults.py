@@ -59,6 +59,14 @@ def test_a_rate_schedule_depends_on_the_seed_only() -> None:
     assert engine(rule, seed=1).schedule_hash() != engine(rule, seed=2).schedule_hash()
 
 
+def test_the_draws_for_the_first_calls_do_not_depend_on_the_step_budget() -> None:
+    rules = (FaultRule(0, "timeout", "weather", rate=0.5), FaultRule(1, "transient", "search", rate=0.5))
+    short = engine(*rules, horizon=10).schedule()
+    long = engine(*rules, horizon=60).schedule()
+    for a, b in zip(short, long, strict=True):
+        assert a["calls"] == [n for n in b["calls"] if n <= 10]
+
+
 def test_a_higher_rate_hits_a_superset_of_the_calls_a_lower_one_hits() -> None:
     low = engine(FaultRule(0, "timeout", "weather", rate=0.2)).schedule()[0]["calls"]
     high = engine(FaultRule(0, "timeout", "weather", rate=0.6)).schedule()[0]["calls"]
@@ -297,6 +305,14 @@ def test_the_reader_reads_a_kind_s_explicit_message_back_to_the_kind(kind: Fault
         assert reason.argument == _parse(kind).argument and reason.value  # what to set, to what
     _, implicit = _fire(kind, False)
     assert str(implicit) == kind.implicit_message and read_reason(str(implicit)) is None
+
+
+def test_a_retry_fixes_exactly_the_kinds_whose_remedy_is_to_call_again() -> None:
+    # What repeated_failing_calls leaves out: a repeat of a call that failed for a passing reason.
+    fixes = {k.name for k in KIND_ROWS if k.retry_fixes}
+    again = {k.name for k in KIND_ROWS if k.lesson is not None and k.lesson.remedy in ("retry", "wait")}
+    assert fixes == again | {"malformed"}  # a garbled answer says nothing, and the next may be fine
+    assert fixes == {"transient", "rate_limited", "timeout", "malformed"}
 
 
 def test_lessons_have_distinct_ranks() -> None:

@@ -175,6 +175,54 @@ ERRORS: list[tuple[str, str, str]] = [
         "events[0].tool: 'weather' is served from the start",
     ),
     ("not toml", GOOD + "this is = = not toml\n", "toml:"),
+    (
+        "expect not a table",
+        GOOD + 'expect = "Oslo"\n',
+        "task.subgoals[0].expect: must be a table of argument = value, got a string",
+    ),
+    (
+        "expect an argument no option takes",
+        GOOD + 'expect = { town = "Oslo" }\n',
+        "task.subgoals[0].expect.town: no option's tool takes an argument 'town' (weather takes city)",
+    ),
+    (
+        "expect a value off the schema",
+        GOOD + "expect = { city = 3 }\n",
+        "task.subgoals[0].expect.city: does not fit weather's inputSchema",
+    ),
+    (
+        "expect a table value",
+        GOOD + "expect = { city = { a = 1 } }\n",
+        "task.subgoals[0].expect.city: must be a string, a number or a boolean, got a table",
+    ),
+    (
+        "tolerance not a table",
+        GOOD + "tolerance = 0.1\n",
+        "task.subgoals[0].tolerance: must be a table of argument = tolerance, got a number",
+    ),
+    (
+        "tolerance an argument no option takes",
+        GOOD + "tolerance = { amount = 0.1 }\n",
+        "task.subgoals[0].tolerance.amount: no option's tool takes an argument 'amount'",
+    ),
+    (
+        "tolerance negative",
+        GOOD.replace('"weather", "forecast"', '"convert"')
+        .replace('tool = "weather"', 'tool = "convert"')
+        .replace('{ city = "Oslo" }', '{ amount = 1, source = "EUR", target = "NOK" }')
+        + "tolerance = { amount = -0.1 }\n",
+        'task.subgoals[0].tolerance.amount: must be a non-negative number or "any", got -0.1',
+    ),
+    (
+        "tolerance a number on a string argument",
+        GOOD + "tolerance = { city = 1 }\n",
+        "task.subgoals[0].tolerance.city: a number needs a numeric argument, and weather's city is a string",
+    ),
+    (
+        "tolerance a word other than any",
+        GOOD + 'tolerance = { city = "some" }\n',
+        "task.subgoals[0].tolerance.city: must be a non-negative number or \"any\", got 'some'",
+    ),
     ("unsupported protocol", 'protocol = "1999-01-01"\n' + GOOD, "protocol: unsupported version"),
 ]
 
@@ -190,6 +238,35 @@ def test_a_broken_scenario_names_the_file_the_field_and_the_problem(
     assert message.startswith(f"{path}: ") or message.startswith("case.toml: ")
     assert fragment in message
     assert "\n" not in message
+
+
+def test_expect_and_tolerance_are_read_into_the_subgoal(tmp_path: Path) -> None:
+    text = GOOD.replace('"weather", "forecast"', '"convert", "book"').replace(
+        '[[task.subgoals]]\nname = "oslo"\ntool = "weather"\narguments = { city = "Oslo" }\n',
+        '[[task.subgoals]]\ntool = "convert"\narguments = { amount = 100, source = "EUR", target = "NOK" }\n'
+        'tolerance = { amount = 0.5, source = "any" }\n'
+        '[[task.subgoals]]\ntool = "book"\narguments = { item = "room", date = "1/6/2025" }\n'
+        'expect = { date = "2025-06-01" }\n',
+    )
+    money, booking = load_scenario(write(tmp_path, text)).task.subgoals
+    assert money.tolerance == {"amount": 0.5, "source": "any"} and money.expect == {}
+    assert booking.expect == {"date": "2025-06-01"} and booking.tolerance == {}
+
+
+def test_the_shipped_declarations_are_the_ones_the_end_state_needs() -> None:
+    # Only where the task's wording and the stored or accepted form differ (docs/outcomes.md).
+    declared = {
+        (name, sg.name): (dict(sg.expect), dict(sg.tolerance))
+        for name in SHIPPED
+        for sg in load_scenario(name).task.subgoals
+        if sg.expect or sg.tolerance
+    }
+    assert declared == {
+        ("big_query", "open orders"): ({}, {"limit": "any"}),
+        ("big_query", "customers"): ({}, {"limit": "any"}),
+        ("strict_dates", "booking"): ({"date": "2025-03-14"}, {}),
+        ("travel_day", "booking"): ({"date": "2025-09-03"}, {}),
+    }
 
 
 def test_an_added_tool_may_be_used_by_subgoals_and_faults(tmp_path: Path) -> None:

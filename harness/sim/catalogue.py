@@ -61,6 +61,9 @@ class CatalogueTool:
     read_only: bool = True
     verifier: str | None = None
     """The read tool that shows whether a write really happened."""
+    store: str | None = None
+    """A write tool's list in the :class:`World` (``bookings``, ``notes``): one record per real
+    call, holding its arguments (as text) under their own names; the end state is judged there."""
     variants: Mapping[str, Variant] = field(default_factory=dict)
 
     def schema_for(self, variant: str | None) -> JSON:
@@ -79,6 +82,13 @@ class CatalogueTool:
     @property
     def annotations(self) -> JSON:
         return {"readOnlyHint": self.read_only}
+
+    def stored(self, world: World) -> list[JSON]:
+        """The records this write tool has stored in ``world`` so far, oldest first (none for a read)."""
+        if self.store is None:
+            return []
+        records: list[JSON] = getattr(world, self.store)
+        return records
 
     def default(self, argument: str) -> Any:
         """The schema default of ``argument`` (None if it has none)."""
@@ -444,6 +454,7 @@ def _tools() -> dict[str, CatalogueTool]:
             _fake_book,
             read_only=False,
             verifier="list_bookings",
+            store="bookings",
         ),
         CatalogueTool(
             "list_bookings", "Every booking made so far.", _schema({}, []), _list_bookings, _nothing
@@ -456,6 +467,7 @@ def _tools() -> dict[str, CatalogueTool]:
             _fake_note,
             read_only=False,
             verifier="list_notes",
+            store="notes",
         ),
         CatalogueTool("list_notes", "Every note saved so far.", _schema({}, []), _list_notes, _nothing),
         CatalogueTool(

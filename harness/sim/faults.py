@@ -4,10 +4,11 @@ A rule names a tool, a kind and *when*: a ``rate`` (each call is hit with that
 probability) or an explicit ``calls`` schedule (1-based indices of calls to that
 tool). Which calls a rate hits is drawn once per session, up front, from the
 session's fault seed, one uniform number per (rule, call index); the seed
-depends on (scenario, agent, seed) and never on the strategy, so every
-strategy meets the same schedule (:meth:`FaultEngine.schedule_hash` proves it).
-Because the draws are uniform numbers compared with the rate, a sweep over
-rates with the same seed hits a growing superset of calls (common random numbers).
+depends on (scenario, seed) only -- never on the agent, the strategy or the host -- so
+every agent and every strategy meets the same schedule (:meth:`FaultEngine.schedule_hash`
+proves it). Because the draws are uniform numbers compared with the rate, a sweep over
+rates with the same seed hits a growing superset of calls (common random numbers); the
+draws for call n are taken before those for call n + 1, so a longer step budget keeps them.
 
 Every kind is one row of :data:`FAULT_KIND_TABLE` (a :class:`FaultKind`): the keys its
 ``[[faults]]`` tables take and how they are checked, how a scheduled hit plays out over the
@@ -242,6 +243,9 @@ class FaultKind:
     """What a reader learns from the explicit message; None: a reader learns nothing from text."""
     avoid: Avoid | None = None
     """What an agent that knows the rule (the oracle) fills in so that it cannot fire."""
+    retry_fixes: bool = False
+    """The failure passes with time: the identical call can work later (a retry, perhaps after a
+    wait). Repeating a call that failed otherwise is a ``repeated_failing_calls``."""
 
     def __post_init__(self) -> None:
         if (self.message is None) == (self.content is None):
@@ -279,8 +283,10 @@ class FaultEngine:
     _by_tool: dict[str, list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # One uniform draw per (rule, call index), rule i on row i, from one generator.
-        draws = np_random(self.seed).random((len(self.rules), self.horizon)) if self.rules else None
+        # One uniform draw per (rule, call index) from one generator, call by call (row i of
+        # the transpose is rule i), so that the draws of the first n calls do not depend on
+        # the horizon (the step budget).
+        draws = np_random(self.seed).random((self.horizon, len(self.rules))).T if self.rules else None
         for i, rule in enumerate(self.rules):
             kind = FAULT_KIND_TABLE.get(rule.kind)
             if kind is None:
@@ -314,7 +320,7 @@ class FaultEngine:
         ]
 
     def schedule_hash(self) -> str:
-        """sha256 of :meth:`schedule`: equal across strategies for one (scenario, agent, seed)."""
+        """sha256 of :meth:`schedule`: equal across agents and strategies for one (scenario, seed)."""
         if not self.rules:
             return _EMPTY_SCHEDULE_HASH
         text = json.dumps(self.schedule(), separators=(",", ":"), sort_keys=True)
@@ -572,6 +578,7 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             decide=_decide_transient,
             message=_says_transient,
             lesson=Lesson(re.compile(r"temporar|try again|\b503\b"), "retry", rank=70),
+            retry_fixes=True,
         ),
         FaultKind(
             "rate_limited",
@@ -584,6 +591,7 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             decide=_decide_rate_limited,
             message=_says_rate_limited,
             lesson=Lesson(re.compile(rf"retry after (?P<value>{_NUMBER}) ?s"), "wait", rank=10),
+            retry_fixes=True,
         ),
         FaultKind(
             "permanent",
@@ -661,6 +669,7 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             message=_says_timeout,
             hangs=True,
             lesson=Lesson(re.compile(r"timed out"), "retry", rank=60),
+            retry_fixes=True,
         ),
         FaultKind(
             "malformed",
@@ -678,6 +687,7 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             ),
             content=_answers_malformed,
             explicit_default=False,
+            retry_fixes=True,
         ),
         FaultKind(
             "silent",

@@ -69,11 +69,11 @@ class SessionResult:
     strategy: str = _column("how the server turns a raising tool into what the client sees")
     host: str = _column("what the host shows the model: typical or transparent")
     codec: str = _column("the wire serialization")
-    seed: int = _column("the seed; with scenario and agent it fixes the fault schedule")
+    seed: int = _column("the seed; with the scenario alone it fixes the fault schedule")
     status: str = _column(f"one of {', '.join(STATUSES)}")
     end: str = _column(f"how the episode ended: one of {', '.join(ENDS)}")
-    success: bool = _column("every subgoal really done, the agent said it finished, status ok")
-    subgoals_done: int = _column("subgoals whose tool really ran (ground truth, not the wire)")
+    success: bool = _column("the end state is right (correct) and status is ok; Finish is not required")
+    subgoals_done: int = _column("subgoals whose end-state check holds (ground truth, not the wire)")
     subgoals_total: int = _column("subgoals in the task")
     steps: int = _column("actions the agent took")
     tool_calls: int = _column("tool calls the agent made")
@@ -90,13 +90,14 @@ class SessionResult:
     )
     errors_rpc_other: int = _column("JSON-RPC errors with any other code")
     errors_transport: int = _column("transport failures: the server died or the connection broke")
-    recoveries: int = _column("subgoals done after a fault first hit them")
-    recovery_opportunities: int = _column("subgoals a fault hit")
+    recoveries: int = _column("1 when a recovery opportunity ended in success, else 0")
+    recovery_opportunities: int = _column("1 when a fault was injected and baseline_success, else 0")
     recover_steps: tuple[int, ...] = _column(
-        "per recovered subgoal, steps from its first fault to done", row_type=list[int]
+        "[steps from the first fault to the end state being right] for a recovery, else []",
+        row_type=list[int],
     )
-    steps_to_recover_mean: float = _column("the mean of recover_steps (NaN when empty)")
-    repeated_failing_calls: int = _column("calls identical to one that had already failed")
+    steps_to_recover_mean: float = _column("the mean of recover_steps (NaN when empty): recoveries only")
+    repeated_failing_calls: int = _column("calls identical to one that failed for a reason no retry fixes")
     give_ups: int = _column("times the agent gave up (0 or 1)")
     correct_give_ups: int = _column("give-ups when every tool of the open subgoal was really dead")
     stale_tool_calls: int = _column("calls to a removed, revoked or changed tool in its old shape")
@@ -104,8 +105,17 @@ class SessionResult:
     virtual_time_s: float = _column("session time in virtual seconds: steps, waits and hung calls")
     wall_time_s: float = _column("real seconds; the only column that may differ between identical runs")
     trace_hash: str = _column("sha256 of the session's JSONL trace")
-    fault_schedule_hash: str = _column("sha256 of the fault schedule: equal across strategies")
+    fault_schedule_hash: str = _column("sha256 of the fault schedule: equal across agents and strategies")
     error: str = _column("what broke when status is harness_error; else empty")
+    correct: bool = _column("every subgoal's end-state check holds; no wrong or extra record stored")
+    corrupted: int = _column("stored records that satisfy no subgoal: a write stored a wrong value")
+    duplicated_writes: int = _column("stored records for a subgoal that already had one: a write done again")
+    gave_up: bool = _column("the agent gave up (end is gave_up)")
+    baseline_success: bool = _column("success of the same session with no faults (under is_error)")
+    time_to_recover_steps: float = _column(
+        "an opportunity's steps from first fault to right end state, or to the budget if never (NaN if none)"
+    )
+    recover_censored: bool = _column("an opportunity never recovered: time_to_recover_steps is a bound")
 
     def __post_init__(self) -> None:
         for name, keys in _GROUP_KEYS.items():

@@ -14,12 +14,14 @@ completely on load: every mistake is a :class:`ScenarioError` whose message is
 
     [task]
     prompt = "What a person would ask."
-    [[task.subgoals]]                      # ordered; each done by one successful call
+    [[task.subgoals]]                      # ordered; each has an end-state check
     name = "oslo"
     tool = "weather"
     arguments = { city = "Oslo" }
     alternatives = [{ tool = "forecast", arguments = { location = "Oslo" } }]
     verify = { tool = "list_bookings" }   # optional: the read that shows a write happened
+    expect = { date = "2025-03-14" }      # optional: values the end state must hold instead
+    tolerance = { amount = 0.01 }         # optional: how far a number may be off, or "any"
 
     [[faults]]                             # see harness.sim.faults for the kinds
     kind = "transient"
@@ -83,13 +85,26 @@ class Option:
     arguments: Mapping[str, Any] = field(default_factory=dict)
 
 
+ANY = "any"
+"""A ``tolerance`` value: any value of the argument satisfies the task."""
+
+
 @dataclass(frozen=True)
 class Subgoal:
-    """A step of the task; done by a real (unfaulted) call of one of its options' tools."""
+    """A step of the task, and its end-state check (:mod:`harness.sim.outcome`).
+
+    A read option is done by a real (unfaulted) call whose arguments satisfy it; a write
+    option by a record in the store that does. ``expect`` holds the values the end state must
+    have where they differ from the options' arguments (the form a tool stores, when the task
+    words it otherwise); ``tolerance`` how far a numeric argument may be off (a number), or
+    :data:`ANY` for an argument whose value the task does not fix.
+    """
 
     name: str
     options: tuple[Option, ...]
     verify: Option | None = None
+    expect: Mapping[str, Any] = field(default_factory=dict)
+    tolerance: Mapping[str, float | str] = field(default_factory=dict)
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -460,7 +475,7 @@ def _task(shown: str, raw: Any, served: list[str]) -> Task:
     for i, sub in enumerate(raws):
         where = f"task.subgoals[{i}]"
         st = _Table(shown, where, sub)
-        st.done({"name", "tool", "arguments", "alternatives", "verify"})
+        st.done({"name", "tool", "arguments", "alternatives", "verify", "expect", "tolerance"})
         first = _option(shown, where, {k: v for k, v in sub.items() if k in ("tool", "arguments")}, served)
         options = [first]
         for j, alt in enumerate(st.tables("alternatives")):
@@ -471,9 +486,67 @@ def _task(shown: str, raw: Any, served: list[str]) -> Task:
                 st.string("name", f"subgoal {i + 1}"),
                 tuple(options),
                 None if verify is None else _option(shown, f"{where}.verify", verify, served),
+                _expect(st, options),
+                _tolerance(st, options),
             )
         )
     return Task(prompt, tuple(subgoals))
+
+
+def _takers(st: _Table, key: str, name: str, options: list[Option]) -> list[Option]:
+    """The options whose tool takes argument ``name``; none is an error at ``key.name``."""
+    takers = [o for o in options if name in CATALOGUE[o.tool].schema.get("properties", {})]
+    if not takers:
+        takes = "; ".join(
+            f"{tool} takes {', '.join(CATALOGUE[tool].schema.get('properties', {})) or 'nothing'}"
+            for tool in dict.fromkeys(o.tool for o in options)
+        )
+        raise st.fail(f"{key}.{name}", f"no option's tool takes an argument {name!r} ({takes})")
+    return takers
+
+
+def _expect(st: _Table, options: list[Option]) -> dict[str, Any]:
+    raw = st.get("expect")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise st.fail("expect", f"must be a table of argument = value, got {_kind(raw)}")
+    for name, value in raw.items():
+        if isinstance(value, dict | list):
+            raise st.fail(f"expect.{name}", f"must be a string, a number or a boolean, got {_kind(value)}")
+        for option in _takers(st, "expect", name, options):
+            spec = CATALOGUE[option.tool]
+            wanted = {**option.arguments, name: value}
+            problem = Tool(option.tool, lambda **_: None, spec.schema).argument_problem(wanted)
+            if problem is not None:
+                raise st.fail(f"expect.{name}", f"does not fit {option.tool}'s inputSchema: {problem}")
+    return dict(raw)
+
+
+def _tolerance(st: _Table, options: list[Option]) -> dict[str, float | str]:
+    raw = st.get("tolerance")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise st.fail("tolerance", f"must be a table of argument = tolerance, got {_kind(raw)}")
+    out: dict[str, float | str] = {}
+    for name, value in raw.items():
+        takers = _takers(st, "tolerance", name, options)
+        if value == ANY:
+            out[name] = ANY
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise st.fail(f"tolerance.{name}", f'must be a non-negative number or "{ANY}", got {value!r}')
+        for option in takers:
+            kind = CATALOGUE[option.tool].schema["properties"][name].get("type")
+            if kind not in ("integer", "number"):
+                raise st.fail(
+                    f"tolerance.{name}",
+                    f"a number needs a numeric argument, and {option.tool}'s {name} is a {kind} "
+                    f'(or use "{ANY}")',
+                )
+        out[name] = float(value)
+    return out
 
 
 def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:

@@ -15,16 +15,22 @@ call), so a session never sleeps and a step costs microseconds. Events from
 the scenario act on the server directly between steps; their notifications
 reach the agent on the next observation.
 
-Seeds: the fault schedule and the agent's generator are derived from
-(scenario, agent, seed) with sha256 — never from the strategy or host — so
-every strategy meets the same schedule and a paired comparison is fair.
+Seeds (sha256, :mod:`harness.sim.seeding`): the fault schedule is derived from
+(scenario, seed) only -- never from the agent, the strategy or the host -- so every
+agent and every strategy meets the same schedule and every comparison is paired; the
+agent's generator from (scenario, agent, seed).
 
 The result is one flat record (:mod:`harness.sim.row` defines its columns, the same
-for every session, zero-filled). Ground truth, not the wire, decides ``success``: a
-subgoal is done when one of its tools really ran (a silent or garbled answer
-does not count), and the session succeeds when every subgoal is done and the
-agent said it was finished. Under ``escape`` the server dies with the first
-raising fault: the session ends ``wedged`` and the record is still complete.
+for every session, zero-filled). The end state, not the wire, decides ``success``
+(:mod:`harness.sim.outcome`): a read subgoal is done by a call that really ran with
+arguments that satisfy it (a silent or garbled answer, or a call for another city, does
+not count); a write subgoal by a record in the store that satisfies it, and a stored
+record that satisfies no subgoal is ``corrupted``. The session is ``correct`` when every
+subgoal is done and nothing wrong or extra was stored, and a ``success`` when it is correct
+and the server did not die; saying Finish is not required. Recovery is measured against a
+baseline: the same session with the scenario's faults removed (docs/outcomes.md). Under
+``escape`` the server dies with the first raising fault: the session ends ``wedged`` and
+the record is still complete.
 """
 
 from __future__ import annotations
@@ -54,12 +60,13 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.catalogue import CATALOGUE, World
+from harness.sim.catalogue import CATALOGUE, CatalogueTool, World
 from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, CallOutcome, Clock, FaultEngine, InjectedFault
 from harness.sim.host import HOSTS, Host
+from harness.sim.outcome import completes, judge_record
 from harness.sim.registry import make_agent
 from harness.sim.row import ENDS, ROW_COLUMNS, RPC_CODES, STATUSES, SessionResult, summary_row
-from harness.sim.scenario import Event, Scenario, load_scenario
+from harness.sim.scenario import Event, Scenario, Subgoal, load_scenario
 from harness.sim.seeding import derive_seed
 from harness.sim.trace import Trace
 
@@ -76,6 +83,10 @@ __all__ = [
 
 _call_key = json.JSONEncoder(sort_keys=True, default=str).encode
 """A call's identity for ``repeated_failing_calls`` (one encoder; ``json.dumps`` builds one per call)."""
+
+BASELINE_STRATEGY = "is_error"
+"""The strategy of the fault-free baseline run: fixed, so that the baseline (and with it the
+recovery denominator) is the same for every strategy of a comparison."""
 
 
 def run_session(
@@ -112,14 +123,28 @@ def run_session(
         raise UserError(f"codec {codec!r} is not installed here: {exc}") from None
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise UserError(f"seed must be a non-negative integer, got {seed!r}")
+    baseline: bool | None = None
+    if sc.faults:  # a session without faults is its own baseline
+        # Before the session itself, so that an agent passed in ends in the session's state.
+        base_agent = make_agent(agent) if isinstance(agent, str) else ag
+        base = _Session(
+            replace(sc, faults=()), base_agent, agent_name, BASELINE_STRATEGY, seed, codec, host, Trace()
+        )
+        _run(base)
+        baseline = base.success()
     run = _Session(sc, ag, agent_name, strategy, seed, codec, host, Trace(trace))
+    run.baseline_success = baseline
+    _run(run)
+    return run.result(time.perf_counter() - started)
+
+
+def _run(run: _Session) -> None:
     try:
         run.run()
     except UserError:
         raise
     except Exception as exc:
         run.status, run.end, run.error = "harness_error", "error", f"{type(exc).__name__}: {exc}"
-    return run.result(time.perf_counter() - started)
 
 
 class _Session:
@@ -150,7 +175,7 @@ class _Session:
         self.world = World()
         self.engine = FaultEngine(
             sc.faults,
-            derive_seed("faults", sc.name, agent_name, seed),
+            derive_seed("faults", sc.name, seed),
             sc.max_steps + 1,
             self.clock,
             self.world,
@@ -167,14 +192,17 @@ class _Session:
             InMemoryTransport(self.server, codec, tap=trace.wire), protocol_version=sc.protocol
         )
         self.host = Host(self.client, host)
-        n = len(sc.task.subgoals)
-        self.subgoal_tools: tuple[tuple[str, ...], ...] = tuple(sg.tools for sg in sc.task.subgoals)
-        self.done_at: list[int | None] = [None] * n
-        self.first_fault_at: list[int | None] = [None] * n
+        self.subgoals: tuple[Subgoal, ...] = sc.task.subgoals
+        self.done_at: list[int | None] = [None] * len(self.subgoals)
+        self.first_fault_step: int | None = None
+        self.stored_seen: dict[str, int] = {}
+        self.corrupted = self.duplicated = 0
+        self.baseline_success: bool | None = None
         self.pending: list[Event] = list(sc.events)
         self.changed: dict[str, str] = {}
         self.revoked: set[str] = set()
         self.failed_calls: set[tuple[str, str]] = set()
+        """Calls that failed for a reason no retry fixes (see ``repeated_failing_calls``)."""
         self.steps = self.tool_calls = 0
         self.faults = dict.fromkeys(FAULT_KINDS, 0)
         self.explicit = self.implicit = 0
@@ -242,17 +270,13 @@ class _Session:
         allowed = self.server.allowed_tools
         return tool in self.server.tools and (allowed is None or tool in allowed)
 
-    # -- ground truth ------------------------------------------------------------------------
-
-    def _subgoal_for(self, tool: str) -> int | None:
-        done_at = self.done_at
-        for i, tools in enumerate(self.subgoal_tools):
-            if done_at[i] is None and tool in tools:
-                return i
-        return None
+    # -- ground truth: the end state (harness.sim.outcome) ----------------------------------
 
     def _open_subgoal(self) -> int | None:
         return next((i for i, d in enumerate(self.done_at) if d is None), None)
+
+    def _done(self) -> list[bool]:
+        return [d is not None for d in self.done_at]
 
     def _on_fault(self, fault: InjectedFault) -> None:
         self.faults[fault.kind] += 1
@@ -260,11 +284,43 @@ class _Session:
             self.explicit += 1
         else:
             self.implicit += 1
-        i = self._subgoal_for(fault.tool)
-        i = self._open_subgoal() if i is None else i
-        if i is not None and self.first_fault_at[i] is None:
-            self.first_fault_at[i] = self.steps
+        if self.first_fault_step is None:
+            self.first_fault_step = self.steps
         self.trace.note(self.steps, fault=fault.to_json(), clock=self.clock.now)
+
+    def _executed(self, tool: str, arguments: dict[str, Any]) -> None:
+        """A call really ran: a read may complete a subgoal; a write is judged by what it stored."""
+        spec = CATALOGUE[tool]
+        if spec.store is not None:
+            self._judge_store(spec)
+            return
+        i = completes(self.subgoals, self._done(), tool, spec.to_base(arguments, self.variants.get(tool)))
+        if i is not None:
+            self.done_at[i] = self.steps
+            self.trace.note(self.steps, done=self.subgoals[i].name)
+
+    def _judge_store(self, spec: CatalogueTool) -> None:
+        """Judge the records ``spec`` stored since the last look, in the order stored."""
+        records = spec.stored(self.world)
+        for record in records[self.stored_seen.get(spec.name, 0) :]:
+            verdict, i = judge_record(self.subgoals, self._done(), spec.name, record)
+            if verdict == "done" and i is not None:
+                self.done_at[i] = self.steps
+            elif verdict == "duplicate":
+                self.duplicated += 1
+            else:
+                self.corrupted += 1
+            name = None if i is None else self.subgoals[i].name
+            self.trace.note(self.steps, stored=spec.name, judged=verdict, subgoal=name)
+        self.stored_seen[spec.name] = len(records)
+
+    def correct(self) -> bool:
+        """Every subgoal's end-state check holds and nothing wrong or extra was stored."""
+        return None not in self.done_at and self.corrupted == 0 and self.duplicated == 0
+
+    def success(self) -> bool:
+        """The end state is right and the session ran to its end (the server did not die)."""
+        return self.status == "ok" and self.correct()
 
     def _is_stale(self, tool: str, arguments: dict[str, Any]) -> bool:
         change = self.changed.get(tool)
@@ -320,6 +376,9 @@ class _Session:
             self.status, self.end = "wedged", "wedged"
             self.trace.note(self.steps, crash=str(exc))
         finally:
+            for spec in CATALOGUE.values():  # every write is judged by the store (none is left)
+                if len(spec.stored(self.world)) > self.stored_seen.get(spec.name, 0):
+                    self._judge_store(spec)
             self.trace.note(
                 self.steps,
                 end=self.end,
@@ -364,14 +423,17 @@ class _Session:
         outcome: CallOutcome | None = engine.last
         if isinstance(obs, RPCErrorObservation):
             self._count_rpc(obs)
-            failed.add(key or (tool, _call_key(arguments)))
-        elif obs.is_error:
+        elif not obs.is_error:
+            if outcome is not None and outcome.executed:
+                self._executed(tool, arguments)
+            return obs
+        else:
             self.is_error += 1
+        # A failure. Only one no retry can fix makes a later identical call a repeated failing
+        # call: a transient, rate-limited or timed-out call may well work the next time.
+        fault = None if outcome is None else outcome.fault
+        if fault is None or not FAULT_KIND_TABLE[fault.kind].retry_fixes:
             failed.add(key or (tool, _call_key(arguments)))
-        elif outcome is not None and outcome.executed:
-            i = self._subgoal_for(tool)
-            if i is not None:
-                self.done_at[i] = self.steps
         return obs
 
     def _count_rpc(self, obs: RPCErrorObservation) -> None:
@@ -384,14 +446,21 @@ class _Session:
     # -- the record -------------------------------------------------------------------------------
 
     def result(self, wall: float) -> SessionResult:
-        recover = tuple(
-            int(d - f)
-            for d, f in zip(self.done_at, self.first_fault_at, strict=True)
-            if d is not None and f is not None
-        )
-        opportunities = len(self.first_fault_at) - self.first_fault_at.count(None)
         done = len(self.done_at) - self.done_at.count(None)
         total = len(self.done_at)
+        correct, success = self.correct(), self.success()
+        baseline = success if self.baseline_success is None else self.baseline_success
+        first = self.first_fault_step
+        recover: tuple[int, ...] = ()
+        time_to_recover, censored = math.nan, False
+        opportunity = baseline and first is not None
+        if opportunity and first is not None:
+            if success:
+                right_at = max(d for d in self.done_at if d is not None) if self.done_at else first
+                recover = (max(right_at - first, 0),)
+                time_to_recover = float(recover[0])
+            else:
+                time_to_recover, censored = float(max(self.sc.max_steps - first, 0)), True
         return SessionResult(
             scenario=self.sc.name,
             agent=self.agent_name,
@@ -401,7 +470,7 @@ class _Session:
             seed=self.seed,
             status=self.status,
             end=self.end,
-            success=self.status == "ok" and self.finished and done == total,
+            success=success,
             subgoals_done=done,
             subgoals_total=total,
             steps=self.steps,
@@ -414,7 +483,7 @@ class _Session:
             errors_rpc_other=self.rpc_other,
             errors_transport=self.transport_errors,
             recoveries=len(recover),
-            recovery_opportunities=opportunities,
+            recovery_opportunities=int(opportunity),
             recover_steps=recover,
             steps_to_recover_mean=sum(recover) / len(recover) if recover else math.nan,
             repeated_failing_calls=self.repeated,
@@ -427,6 +496,13 @@ class _Session:
             trace_hash=self.trace.hexdigest(),
             fault_schedule_hash=self.engine.schedule_hash(),
             error=self.error,
+            correct=correct,
+            corrupted=self.corrupted,
+            duplicated_writes=self.duplicated,
+            gave_up=self.end == "gave_up",
+            baseline_success=baseline,
+            time_to_recover_steps=time_to_recover,
+            recover_censored=censored,
         )
 
 

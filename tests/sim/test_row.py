@@ -35,11 +35,18 @@ ORDER = (
     "stale_tool_calls", "list_changed_seen", "virtual_time_s", "wall_time_s", "trace_hash",
     "fault_schedule_hash", "error",
 )  # fmt: skip
-"""The columns of sessions.parquet as every run so far wrote them: the order is part of the results."""
+"""The columns of sessions.parquet as every run before the end-state outcomes wrote them: the
+order is part of the results."""
+
+APPENDED = (
+    "correct", "corrupted", "duplicated_writes", "gave_up", "baseline_success",
+    "time_to_recover_steps", "recover_censored",
+)  # fmt: skip
+"""The outcome columns added since (issue 17), at the end so that the others keep their places."""
 
 
 def test_the_column_order_is_the_one_results_were_written_in() -> None:
-    assert ROW_COLUMNS == ORDER
+    assert ROW_COLUMNS == ORDER + APPENDED
     assert SESSION_ROW_COLUMNS is ROW_COLUMNS and SessionSessionResult is SessionResult
 
 
