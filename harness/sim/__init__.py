@@ -3,7 +3,8 @@
 Data flow of one session, bottom to top: the catalogue's tools (:mod:`.catalogue`) wrapped
 by fault rules (:mod:`.faults`), served by the protocol core, read through the host model
 (:mod:`.host`) by an agent that speaks the vocabulary of :mod:`.agent`; :mod:`.session`
-runs the loop and returns one row, whose columns :mod:`.row` defines. Scenario files are
+runs the loop and returns one row, whose columns :mod:`.row` defines; :mod:`.outcome` holds
+the end-state checks that decide a subgoal and judge what a write stored. Scenario files are
 :mod:`.scenario`; agents are found by :mod:`.registry`; seeds come from :mod:`.seeding`;
 traces from :mod:`.trace`.
 
