@@ -22,6 +22,7 @@ from harness.batch.runner import SessionOptions, run_batch
 from harness.batch.worker import error_row
 from harness.errors import UserError
 from harness.fixtures.fakes import fake_options, kill_grid
+from harness.sim.row import ROW_VERSION
 
 FAKE = SessionOptions(
     session_fn="harness.fixtures.fakes:fake_session", loader="harness.fixtures.fakes:fake_loader", traces=True
@@ -143,6 +144,22 @@ def test_a_run_written_as_format_1_is_still_read_and_resumed(tmp_path: Path) -> 
     summary = run_batch(g, tmp_path / "run", executor="serial", options=FAKE, resume=True)
     assert (summary.ran, summary.skipped) == (0, len(g))
     assert json.loads(path.read_text())["format"] == "harness-results/1"  # left as it was written
+
+
+def test_a_run_whose_rows_mean_something_else_is_not_resumed(tmp_path: Path) -> None:
+    # A run from before end-state outcomes (no row_version: version 1) must not be finished by
+    # code whose columns mean something else, or one table would mix both.
+    g = grid(seeds=3)
+    run_batch(g, tmp_path / "run", executor="serial", options=FAKE)
+    path = tmp_path / "run" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    assert manifest["row_version"] == ROW_VERSION
+    del manifest["row_version"]
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(
+        UserError, match=f"rows are of version 1 and this harness writes version {ROW_VERSION}"
+    ):
+        run_batch(g, tmp_path / "run", executor="serial", options=FAKE, resume=True)
 
 
 def _chunks(path: Path) -> int:

@@ -39,6 +39,7 @@ from harness.batch.grid import Cell, Grid
 from harness.batch.results import ResultsDir
 from harness.batch.worker import Outcome, SessionOptions, error_row, run_cells
 from harness.errors import UserError
+from harness.sim.row import ROW_VERSION
 
 __all__ = [
     "EXECUTORS",
@@ -396,6 +397,13 @@ def run_batch(
         results = ResultsDir.open(out)
         if results.grid != grid:
             raise UserError(f"{out}: --resume with a different grid than the run's manifest")
+        written = results.manifest.get("row_version", 1)
+        if written != ROW_VERSION:
+            raise UserError(
+                f"{out}: its rows are of version {written} and this harness writes version "
+                f"{ROW_VERSION} (see harness.sim.row.ROW_VERSION); a resume would mix two meanings "
+                "of the same columns in one table: start a new run"
+            )
         results.clean_temporaries()
         results.manifest.setdefault("resumed", []).append(_now())
         results.manifest["status"] = "running"
@@ -409,6 +417,7 @@ def run_batch(
                 "git_sha": git_sha(),
                 "protocol_version": _protocol_version(),
                 "codec": options.codec,
+                "row_version": ROW_VERSION,
                 "traces": options.traces,
                 "grid": grid.to_json(),
                 "sessions_in_grid": len(grid),

@@ -25,6 +25,11 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
+ROW_VERSION = 2
+"""What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
+by end state and fault schedules were shared by every agent (issue 17), 2 since. A run is
+resumed only by code that writes the same version, so one table never mixes two meanings."""
+
 KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "seed")
 """Columns that, with the swept parameters, identify a session row."""
 
