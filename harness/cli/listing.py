@@ -81,6 +81,7 @@ def faults_json() -> dict[str, Any]:
             "raises": kind.raises,
             "explicit_default": kind.explicit_default,
             "can_be_explicit": kind.never_explicit is None,
+            "retry_fixes": kind.retry_fixes,
             "keys": {k.name: key(k) for k in kind.keys},
             "example": dict(kind.example),
         }
@@ -145,6 +146,8 @@ def _faults_table(faults: dict[str, Any]) -> Any:
             keys.append("never explicit")
         elif not kind["explicit_default"]:
             keys.append("explicit = false")
+        if kind["retry_fixes"]:
+            keys.append("a retry can pass it")
         table.add_row(name, "\n".join(keys) or "-", f"{kind['does']} -> {kind['recovers']}")
     return table
 
