@@ -75,8 +75,6 @@ def test_json_faults_carry_each_kind_s_keys_and_defaults(capsys: pytest.CaptureF
         "maximum": 100,
     }
     assert faults["silent"]["can_be_explicit"] is False
-    from harness.sim.faults import FAULT_KIND_TABLE
-
     assert {k for k, v in faults.items() if v["retry_fixes"]} == {
         k for k, v in FAULT_KIND_TABLE.items() if v.retry_fixes
     }
