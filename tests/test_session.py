@@ -559,3 +559,29 @@ def test_every_agent_succeeds_on_a_fault_free_run_whose_task_is_worded_as_stored
         sc = load_scenario(name).with_overrides({"faults.rate": 0.0})
         result = run_session(sc, agent, "is_error", 0)
         assert result.success and result.baseline_success and result.recovery_opportunities == 0
+
+
+def test_a_cached_baseline_gives_the_rows_the_plain_path_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The baseline cache is a shortcut beside the plain path (_baseline_success); both must agree.
+    import harness.sim.session as session
+
+    def rows() -> list[dict[str, Any]]:
+        out = []
+        for name in list_scenarios():
+            scenario = load_scenario(name)  # one object, as a batch worker holds it
+            for agent in ("reader", "retry", "oracle"):
+                for strategy in STRATEGIES:
+                    for seed in range(3):
+                        row = run_session(scenario, agent, strategy, seed).to_row()
+                        row.pop("wall_time_s")
+                        out.append(row)
+        return out
+
+    session._BASELINES.clear()
+    cached = rows()
+    assert session._BASELINES  # the shortcut was taken
+    monkeypatch.setattr(session, "BASELINE_CACHE_SIZE", 0)
+    session._BASELINES.clear()
+    plain = rows()
+    assert not session._BASELINES
+    assert cached == plain

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections import OrderedDict
 from dataclasses import replace
 from typing import IO, Any
 
@@ -89,6 +90,23 @@ BASELINE_STRATEGY = "is_error"
 recovery denominator) is the same for every strategy of a comparison."""
 
 
+BASELINE_CACHE_SIZE = 4096
+"""Baselines kept per process. A batch runs one (scenario, agent, seed) under every strategy,
+and the baseline, run under :data:`BASELINE_STRATEGY`, is the same for all of them."""
+
+_BASELINES: OrderedDict[tuple[int, str, int, str, str], tuple[Scenario, bool]] = OrderedDict()
+"""(id(scenario), agent spec, seed, codec, host) -> (the scenario, its baseline success). The
+scenario is held, so its id cannot be reused by another while the entry lives; an agent given
+as an object is never cached (its state is the caller's)."""
+
+
+def _baseline_success(sc: Scenario, agent: Agent, agent_name: str, seed: int, codec: str, host: str) -> bool:
+    """The plain path: the session with its faults removed, run to its end."""
+    base = _Session(replace(sc, faults=()), agent, agent_name, BASELINE_STRATEGY, seed, codec, host, Trace())
+    _run(base)
+    return base.success()
+
+
 def run_session(
     scenario: Scenario | str,
     agent: Agent | str,
@@ -126,12 +144,18 @@ def run_session(
     baseline: bool | None = None
     if sc.faults:  # a session without faults is its own baseline
         # Before the session itself, so that an agent passed in ends in the session's state.
-        base_agent = make_agent(agent) if isinstance(agent, str) else ag
-        base = _Session(
-            replace(sc, faults=()), base_agent, agent_name, BASELINE_STRATEGY, seed, codec, host, Trace()
-        )
-        _run(base)
-        baseline = base.success()
+        key = (id(sc), agent_name, seed, codec, host)
+        cached = _BASELINES.get(key) if isinstance(agent, str) else None
+        if cached is not None and cached[0] is sc:
+            baseline = cached[1]
+            _BASELINES.move_to_end(key)
+        else:
+            baseline = _baseline_success(sc, make_agent(agent) if isinstance(agent, str) else ag,
+                                         agent_name, seed, codec, host)  # fmt: skip
+            if isinstance(agent, str):
+                _BASELINES[key] = (sc, baseline)
+                if len(_BASELINES) > BASELINE_CACHE_SIZE:
+                    _BASELINES.popitem(last=False)
     run = _Session(sc, ag, agent_name, strategy, seed, codec, host, Trace(trace))
     run.baseline_success = baseline
     _run(run)
