@@ -7,7 +7,7 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 import pandas as pd
@@ -20,8 +20,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from harness.batch.results import RunState
+    from harness.report.inference import Adjust, Unit
 
 FORMATS = ("table", "markdown", "csv", "json")
+UNITS = ("scenario", "session")
+"""Units of inference (:data:`harness.report.inference.UNITS`, spelled here so that the CLI loads fast)."""
+ADJUSTMENTS = ("holm", "bh", "none")
+"""p-value adjustments (:data:`harness.report.inference.ADJUSTMENTS`)."""
 
 
 def print_comparison(
@@ -33,13 +38,19 @@ def print_comparison(
     fmt: str,
     source: str = "",
     state: RunState | None = None,
+    unit: str = "scenario",
+    adjust: str = "holm",
 ) -> None:
     """Compute and print the comparison of ``df`` in ``fmt``.
 
+    ``unit`` is the unit of inference and ``adjust`` the p-value adjustment across the table
+    (:func:`harness.report.stats.compare`); the table's title names both (markdown: a line
+    above it; csv and json: the ``unit`` and ``adjust`` columns, and json's top level).
     ``state`` says whether the rows are a finished run's; partial rows are printed under a
     warning (above the table and in its title; on stderr for csv; ``complete: false`` and
     the manifest's ``status`` in json), never as if they were a finished comparison.
     """
+    from harness.report.inference import describe_inference
     from harness.report.stats import compare, display_frame, to_markdown
 
     if baseline not in set(df["strategy"]):
@@ -51,7 +62,12 @@ def print_comparison(
     for col in by:
         if col not in df.columns:
             raise unknown_name("--by column", col, map(str, df.columns))
-    table = compare(df, by=by, baseline=baseline, k=k)
+    if unit not in UNITS:
+        raise unknown_name("--unit", unit, UNITS)
+    if adjust not in ADJUSTMENTS:
+        raise unknown_name("--adjust", adjust, ADJUSTMENTS)
+    table = compare(df, by=by, baseline=baseline, k=k, unit=cast("Unit", unit), adjust=cast("Adjust", adjust))
+    inference = describe_inference(unit, adjust)
     warning = state.warning(source) if state is not None else ""
     if fmt == "csv":
         if warning:
@@ -63,20 +79,22 @@ def print_comparison(
         run: dict[str, Any] = state.to_json() if state is not None else {"complete": None, "status": None}
         if warning:
             run["warning"] = warning
-        doc = {"source": source, **run, "baseline": baseline, "k": k, "rows": records}
+        doc = {"source": source, **run, "baseline": baseline, "k": k, "unit": unit, "adjust": adjust,
+               "inference": inference, "rows": records}  # fmt: skip
         click.echo(json.dumps(doc, default=str))
     elif fmt == "markdown":
         if warning:
             click.echo(f"> **Warning:** {warning}\n")
+        click.echo(f"Baseline {baseline}; {inference}.\n")
         click.echo(to_markdown(display_frame(table, k)))
     else:
         if warning:
             click.echo(click.style(f"WARNING: {warning}", fg="yellow", bold=True))
-        print_table(display_frame(table, k), title=_title(source, baseline, state))
+        print_table(display_frame(table, k), title=_title(source, baseline, state, inference))
 
 
-def _title(source: str, baseline: str, state: RunState | None) -> str:
-    title = f"strategy comparison ({source}); baseline {baseline}; 95% bootstrap CIs; McNemar on paired seeds"
+def _title(source: str, baseline: str, state: RunState | None, inference: str) -> str:
+    title = f"strategy comparison ({source}); baseline {baseline}; {inference}"
     if state is not None and state.complete is False:
         of = f" of {state.sessions_in_grid}" if state.sessions_in_grid is not None else ""
         title = f"INCOMPLETE RUN ({state.sessions}{of} sessions, status {state.status or 'unknown'}): {title}"
@@ -156,11 +174,29 @@ _INTERVAL = re.compile(r"\[[^\]]*, [^\]]*\]")
 @click.option("--by", default="agent", show_default=True, help="Group by these columns (comma-separated).")
 @click.option("--k", "k", type=click.IntRange(min=1), default=3, show_default=True, help="k of pass^k.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-def command(directory: Path, baseline: str, by: str, k: int, fmt: str) -> None:
+@click.option(
+    "--unit",
+    type=click.Choice(UNITS),
+    default="scenario",
+    show_default=True,
+    help="Unit of inference of pooled rows: scenario (t interval over scenarios, paired within "
+    "scenario; Wilcoxon/sign test across scenarios) or session (bootstrap over sessions; McNemar).",
+)
+@click.option(
+    "--adjust",
+    type=click.Choice(ADJUSTMENTS),
+    default="holm",
+    show_default=True,
+    help="Adjust the table's p-values together: Holm, Benjamini-Hochberg, or none.",
+)
+def command(directory: Path, baseline: str, by: str, k: int, fmt: str, unit: str, adjust: str) -> None:
     """Per group and strategy: success, pass^k, recovery, steps to recover, wedged share, paired tests.
 
-    A run that is not finished (interrupted, still running, or killed) is compared all the
-    same, under a warning; ``--format json`` says ``"complete": false`` and the run's status.
+    Intervals of rows pooled over scenarios treat the scenario as the unit (--unit scenario);
+    a row of one scenario (--by agent,scenario) gets exact intervals. p-values are adjusted
+    across the table (--adjust). A run that is not finished (interrupted, still running, or
+    killed) is compared all the same, under a warning; ``--format json`` says
+    ``"complete": false`` and the run's status.
     """
     from harness.batch.results import load_run
 
@@ -168,5 +204,6 @@ def command(directory: Path, baseline: str, by: str, k: int, fmt: str) -> None:
     if df.empty:
         raise UserError(f"{directory}: no finished sessions yet ({state.status or 'no status'})")
     print_comparison(
-        df, by=split_names([by]), baseline=baseline, k=k, fmt=fmt, source=str(directory), state=state
-    )
+        df, by=split_names([by]), baseline=baseline, k=k, fmt=fmt, source=str(directory), state=state,
+        unit=unit, adjust=adjust,
+    )  # fmt: skip

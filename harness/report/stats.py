@@ -19,9 +19,10 @@ so the same sessions give the same intervals in whatever order their rows come.
 That is the table of ``compare(df)`` with no ``unit``, kept as it was for existing callers:
 it resamples sessions as if they were independent. Given ``unit="scenario"`` or
 ``unit="session"`` the unit of inference is explicit (see :mod:`harness.report.inference`):
-intervals over scenarios or over sessions, exact intervals for single-scenario rows, the
-paired difference counted by scenario, a test across scenarios, and p-values adjusted over
-the table; each row then carries ``unit``, ``n_clusters``, ``p`` and ``p_adjusted``.
+intervals over scenarios (a cluster-robust t interval) or over sessions (the bootstrap),
+exact intervals for single-scenario rows, the paired difference counted by scenario, a test
+across scenarios, and p-values adjusted over the table; each row then carries ``unit``,
+``n_clusters``, ``p`` and ``p_adjusted``.
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ def compare(
     ``unit`` is the unit of inference. None (the default) gives the table as it was before
     it could be chosen: every interval a bootstrap over sessions, even of a constant, and
     McNemar's p unadjusted; ``adjust`` is then ignored. ``"scenario"``: intervals of pooled
-    rows are cluster bootstraps over scenarios (paired within scenario for the difference),
+    rows are t intervals over scenarios with the cluster-robust standard error (paired
+    within scenario for the difference; :func:`harness.report.inference.cluster_t_interval`),
     ``p`` is Wilcoxon's signed-rank test (or the sign test) over the per-scenario mean
     differences. ``"session"``: intervals of pooled rows resample sessions (pairs for the
     difference), ``p`` is McNemar's exact test over the pairs. With either unit a row from a
@@ -128,7 +130,7 @@ def compare(
     ``n_clusters`` (scenarios, or sessions at unit "session"), ``success_ci_method``,
     ``diff_ci_method``, ``n_favour_base``, ``n_tie``, ``n_favour_other`` (scenarios whose
     mean difference is below, at, above 0), ``test``, ``p``, ``p_adjusted`` (``adjust``
-    over every p of the table: "holm", "bh" or "none") and ``adjust``. Each interval then
+    over every p of the table: "holm", "bh" or "none") and ``adjust``. Each bootstrap then
     draws from :func:`harness.report.inference.rng_for` (``seed`` and the row), so a group's
     intervals do not depend on the other groups. ``n_resamples`` and ``confidence`` apply to
     every interval.
@@ -246,6 +248,7 @@ def _compare_by_unit(
                 sdf, rng=inference.rng_for(seed, "success", *gvals, strategy), **opts
             )
             row["n_clusters"] = summary.pop("n_clusters")
+            row["unit"] = unit
             row.update(summary)
             row["pass_k"] = _pass_k(sdf, task_cols, k)
             if "recoveries" in sdf.columns and "recovery_opportunities" in sdf.columns:
@@ -274,9 +277,9 @@ def _compare_by_unit(
                         pairs, rng=inference.rng_for(seed, "diff", *gvals, strategy), **opts
                     )
                 )
-            row["unit"] = unit
             rows.append(row)
     out = _in_order(pd.DataFrame(rows), groups)
+    # The paired columns end with p: p_adjusted comes beside it, then the adjustment's name.
     out["p_adjusted"] = inference.adjust_pvalues(out["p"].to_numpy(dtype=float), adjust)
     out["adjust"] = adjust
     return out
@@ -332,7 +335,9 @@ def display_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
     """The comparison formatted for people: intervals in brackets, one column each.
 
     A table with a unit of inference also shows its clusters, the scenarios favouring each
-    side, the test, and p before and after adjustment (instead of the McNemar column).
+    side (``scenarios Δ -/0/+``: how many scenarios have a mean paired difference below, at,
+    above 0, i.e. favour the baseline, tie, favour the strategy), the test, and p before and
+    after adjustment (instead of the McNemar column).
     """
     groups = [c for c in table.columns if c not in _METRIC_COLUMNS]
     by_unit = "unit" in table.columns
@@ -353,7 +358,7 @@ def display_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
     if not by_unit:
         out["McNemar p"] = [_num(v, "{:.3g}") for v in table.mcnemar_p]
         return out
-    out["scenarios base/tie/other"] = [
+    out["scenarios Δ -/0/+"] = [
         f"{fb}/{tie}/{fo}" if n_pairs else "–"
         for fb, tie, fo, n_pairs in zip(
             table.n_favour_base, table.n_tie, table.n_favour_other, table.n_pairs, strict=True

@@ -145,9 +145,10 @@ def test_the_table_warns_above_it_and_in_its_title(
 def test_markdown_warns_above_the_table(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(["compare", str(runs["interrupted"]), "--format", "markdown"], capsys)
     assert code == 0
-    first, blank, header = out.splitlines()[:3]
+    first, blank, caption, blank2, header = out.splitlines()[:5]
     assert first.startswith("> **Warning:** INCOMPLETE RUN: 15 of 40 sessions, status 'interrupted'")
-    assert blank == ""
+    assert blank == blank2 == ""
+    assert caption.startswith("Baseline is_error; unit of inference: scenario")  # the table's title
     assert header.startswith("| agent |")
 
 

@@ -85,10 +85,64 @@ def test_compare_formats(small_run: Path, fmt: str, capsys: pytest.CaptureFixtur
         strategies = {r["strategy"] for r in data["rows"]}
         assert strategies == {"is_error", "collapse", "escape"}
         assert all("success_rate" in r and "mcnemar_p" in r for r in data["rows"])
+        assert (data["unit"], data["adjust"]) == ("scenario", "holm")
+        # One scenario a row: a row's cluster is its scenario, and its intervals are exact.
+        for r in data["rows"]:
+            assert (r["unit"], r["n_clusters"], r["success_ci_method"]) == ("scenario", 1, "clopper-pearson")
+            keys = list(r)
+            assert keys.index("p_adjusted") == keys.index("p") + 1
     elif fmt == "csv":
-        assert out.splitlines()[0].startswith("scenario,agent,faults.rate,strategy,n,success_rate")
+        header = out.splitlines()[0]
+        assert header.startswith("scenario,agent,faults.rate,strategy,n,n_clusters,unit,success_rate")
+        assert ",test,p,p_adjusted,adjust" in header
+    elif fmt == "markdown":
+        assert "unit of inference: scenario" in out.splitlines()[0]
+        assert "| clusters |" in out and "| p holm |" in out
     else:
         assert "collapse" in out
+        assert "unit of inference: scenario" in out and "p adjusted: Holm" in out
+
+
+@pytest.mark.parametrize(("unit", "adjust"), [("scenario", "bh"), ("session", "none"), ("session", "holm")])
+def test_compare_takes_the_unit_and_the_adjustment(
+    small_run: Path, unit: str, adjust: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(["compare", str(small_run), "--unit", unit, "--adjust", adjust, "--format", "json"],
+                         capsys)  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["unit"], data["adjust"]) == (unit, adjust)
+    assert f"unit of inference: {unit}" in data["inference"]
+    sessions = pd.read_parquet(small_run / "sessions.parquet")
+    for r in data["rows"]:
+        assert (r["unit"], r["adjust"]) == (unit, adjust)
+        # Pooled by agent (and faults.rate) over the run's three scenarios.
+        assert r["n_clusters"] == (3 if unit == "scenario" else r["n"])
+        assert {"p", "p_adjusted", "test", "n_favour_base", "n_tie", "n_favour_other"} <= set(r)
+        if adjust == "none":
+            assert r["p_adjusted"] == r["p"]
+    assert sessions["scenario"].nunique() == 3
+    code, out, _ = cli(["compare", str(small_run), "--unit", unit, "--adjust", adjust], capsys)
+    assert code == 0
+    title = " ".join(out.split("┏")[0].split())
+    assert f"unit of inference: {unit}" in title
+    assert {"bh": "p adjusted: Benjamini-Hochberg", "none": "p not adjusted", "holm": "p adjusted: Holm"}[
+        adjust
+    ] in title
+
+
+def test_compare_refuses_an_unknown_unit(small_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(["compare", str(small_run), "--unit", "seed"], capsys)
+    assert code == 2
+    assert "'seed' is not one of 'scenario', 'session'" in err
+
+
+def test_the_clis_choices_are_the_cores() -> None:
+    from harness.cli.compare import ADJUSTMENTS, UNITS
+    from harness.report.inference import ADJUSTMENTS as CORE_ADJUSTMENTS
+    from harness.report.inference import UNITS as CORE_UNITS
+
+    assert (UNITS, ADJUSTMENTS) == (CORE_UNITS, CORE_ADJUSTMENTS)
 
 
 def test_plot_writes_pngs(small_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,7 +75,8 @@ def _shown(run: Path) -> pd.DataFrame:
     from harness.report.stats import compare, display_frame
 
     df = load_sessions(run)
-    return display_frame(compare(df, by=["scenario", "agent"], baseline="is_error", k=3), 3)
+    table = compare(df, by=["scenario", "agent"], baseline="is_error", k=3, unit="scenario", adjust="holm")
+    return display_frame(table, 3)
 
 
 @pytest.mark.parametrize("width", [80, 100, 120])
