@@ -8,12 +8,16 @@ import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import pytest
 from matplotlib.axes import Axes
+from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Text
 
+from harness.report.inference import exact_interval, forest_frame
 from harness.report.plots import (
     agent_strategy_heatmap,
     draw_all,
+    forest,
     steps_to_recover,
     success_and_recovery,
     success_vs_sweep,
@@ -40,10 +44,11 @@ def frame(sweep: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_all_four_figures_for_a_swept_run(tmp_path: Path) -> None:
+def test_all_five_figures_for_a_swept_run(tmp_path: Path) -> None:
     written = draw_all(frame(sweep=True), tmp_path, run="test-run")
     assert sorted(p.name for p in written) == [
         "agent_strategy_heatmap.png",
+        "forest_paired_difference.png",
         "steps_to_recover.png",
         "success_recovery_by_strategy.png",
         "success_vs_sweep.png",
@@ -56,7 +61,7 @@ def test_all_four_figures_for_a_swept_run(tmp_path: Path) -> None:
 
 def test_no_sweep_figure_without_a_sweep(tmp_path: Path) -> None:
     names = {p.name for p in draw_all(frame(sweep=False), tmp_path, run="r")}
-    assert "success_vs_sweep.png" not in names and len(names) == 3
+    assert "success_vs_sweep.png" not in names and len(names) == 4
 
 
 def _texts(ax: Axes, gid: str) -> list[Text]:
@@ -112,4 +117,66 @@ def test_a_heatmap_cell_without_sessions_reads_na() -> None:
     fig = agent_strategy_heatmap(df, "r")
     na = _texts(fig.axes[0], "na")
     assert [(t.get_text(), t.get_position()) for t in na] == [("n/a", (3, 0))]
+    plt.close(fig)
+
+
+def _segments(ax: Axes, gid: str) -> list[tuple[float, float, float]]:
+    """(y, x from, x to) of each horizontal interval of the LineCollection ``gid``."""
+    (lines,) = [c for c in ax.collections if c.get_gid() == gid]
+    return [(float(seg[0][1]), float(seg[0][0]), float(seg[1][0])) for seg in lines.get_segments()]
+
+
+def _points(ax: Axes, gid: str) -> list[tuple[float, float]]:
+    (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == gid]
+    xs = np.asarray(line.get_xdata(), dtype=float)
+    ys = np.asarray(line.get_ydata(), dtype=float)
+    return list(zip(xs.tolist(), ys.tolist(), strict=True))
+
+
+def test_the_forest_has_a_row_per_scenario_and_the_pooled_row_of_forest_frame() -> None:
+    df = frame(sweep=False)
+    df = pd.concat([df, df[df.scenario == "a"].assign(scenario="c")], ignore_index=True)
+    fig = forest(df, "r")
+    assert fig is not None
+    expected = forest_frame(df, baseline="is_error", by=("agent",), unit="scenario", group_params=False)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["agent naive", "agent reader"]
+    for ax, agent in zip(panels, ("naive", "reader"), strict=True):
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels == ["a", "b", "c", "pooled (3 scenarios)"]  # one row a scenario, then the pooled row
+        ticks = dict(zip(labels, ax.get_yticks(), strict=True))
+        for strategy in ("masked", "collapse", "escape"):
+            mine = expected[(expected.agent == agent) & (expected.strategy == strategy)]
+            per, pooled = mine[~mine.pooled], mine[mine.pooled].iloc[0]
+            segments = _segments(ax, f"ci:{strategy}")
+            assert len(segments) == 3
+            for (y, lo, hi), row in zip(segments, per.itertuples(), strict=True):
+                assert abs(y - ticks[row.scenario]) < 0.5  # on its scenario's row, offset by strategy
+                assert (lo, hi) == (row.lo, row.hi)
+            assert [x for x, _ in _points(ax, f"delta:{strategy}")] == list(per.delta)
+            ((y, lo, hi),) = _segments(ax, f"pooled-ci:{strategy}")
+            assert (lo, hi) == (pooled.lo, pooled.hi)  # forest_frame's pooled interval, as compare's
+            assert abs(y - ticks["pooled (3 scenarios)"]) < 0.5
+            ((x, _),) = _points(ax, f"pooled:{strategy}")
+            assert x == pooled.delta
+            (marker,) = [ln for ln in ax.get_lines() if ln.get_gid() == f"pooled:{strategy}"]
+            assert marker.get_marker() == "D"
+    plt.close(fig)
+
+
+def test_no_forest_without_the_baseline() -> None:
+    df = frame(sweep=False)
+    assert forest(df[df.strategy != "is_error"], "r") is None
+    assert forest(df[df.strategy == "is_error"], "r") is None
+
+
+def test_a_scenario_that_always_succeeds_has_an_exact_interval_not_a_zero_width_bar() -> None:
+    df = frame(sweep=False)
+    df.loc[(df.scenario == "a") & (df.strategy == "is_error"), "success"] = True  # 16 of 16
+    fig = success_and_recovery(df, "r")
+    errorbar = next(c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer))  # is_error's
+    (segments,) = [c.get_segments() for c in errorbar.lines[2]]
+    low, high = segments[0][0][1], segments[0][1][1]  # scenario a's interval
+    assert (low, high) == (pytest.approx(exact_interval(16, 16)[0]), 1.0)
+    assert high - low > 0.1
     plt.close(fig)

@@ -15,7 +15,11 @@ from harness.errors import UserError
     "--out", type=click.Path(path_type=Path), default=None, help="Where PNGs go; default DIR/plots."
 )
 def command(directory: Path, out: Path | None) -> None:
-    """Success and recovery by strategy, steps to recover, sweeps, agent x strategy heat map.
+    """Success and recovery by strategy, steps to recover, sweeps, agent x strategy heat map, forest plot.
+
+    The forest plot shows each strategy's paired difference in success against is_error per
+    scenario (Tango intervals) and pooled over scenarios (the t interval over scenarios that
+    harness compare shows at --unit scenario), one panel per agent.
 
     A run that is not finished is drawn all the same, with a warning on stderr and
     "INCOMPLETE" in every figure's title.

@@ -1,8 +1,12 @@
 """PNG figures from a session table (matplotlib, Agg: no display needed).
 
 Every figure is computed from the table through :func:`harness.report.stats.compare`
-(so bars and intervals are the ones ``harness compare`` prints), labelled on both
-axes, and titled with what it shows and which run it came from.
+(so bars and intervals are the ones ``harness compare`` prints, at ``--unit scenario``)
+or :func:`harness.report.inference.forest_frame`, labelled on both axes, and titled
+with what it shows and which run it came from. A bar of one scenario carries the exact
+(Clopper--Pearson) interval over its sessions, so a scenario that always succeeds shows
+[0.94, 1.00] for 60 sessions, never a zero-width bar; a rate pooled over scenarios carries
+the t interval over scenarios.
 
 What a reader could mistake is drawn apart: a group without recovery
 opportunities (rate undefined) shows "n/a" where its bar would stand, never a
@@ -26,8 +30,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
+from harness.report.inference import POOLED, forest_frame
 from harness.report.stats import compare, param_columns
 
 STRATEGY_ORDER = ("is_error", "masked", "collapse", "escape")
@@ -41,6 +47,10 @@ DODGE = 0.012
 """Horizontal offset between strategies in the sweep plot, as a share of the x range."""
 MARKER_SIZES = (10.0, 8.0, 6.0, 4.5)
 """Marker sizes by strategy order: coinciding hollow markers nest instead of hiding each other."""
+BASELINE = "is_error"
+"""The strategy the forest plot pairs the others against (``harness compare``'s default baseline)."""
+FOREST_COLUMNS = 3
+"""Panels per row of the forest plot (one panel per agent)."""
 
 
 def _strategies(df: pd.DataFrame) -> list[str]:
@@ -82,8 +92,8 @@ def _bars(
 
 
 def success_and_recovery(df: pd.DataFrame, run: str) -> Figure:
-    """Success and recovery rate by strategy per scenario, with 95% bootstrap CIs."""
-    table = compare(df, by=("scenario",), group_params=False)
+    """Success and recovery rate by strategy per scenario, with exact 95% intervals (Clopper--Pearson)."""
+    table = compare(df, by=("scenario",), group_params=False, unit="scenario")
     groups = sorted(set(table.scenario))
     fig, axes = plt.subplots(2, 1, figsize=(max(8, len(groups) * 0.9), 8), sharex=True)
     _bars(axes[0], table, groups, "success_rate", "success_lo", "success_hi", "success rate", "no sessions")
@@ -94,7 +104,8 @@ def success_and_recovery(df: pd.DataFrame, run: str) -> Figure:
     axes[0].legend(title="strategy", ncols=4, fontsize=8)
     pooled = f", pooled over {', '.join(param_columns(df))}" if param_columns(df) else ""
     fig.suptitle(
-        f"Success and recovery by error-handling strategy (all agents{pooled}, 95% CI)\n"
+        f"Success and recovery by error-handling strategy (all agents{pooled}; "
+        "exact 95% CI over each scenario's sessions)\n"
         f"run {run}, {len(df)} sessions"
     )
     fig.tight_layout()
@@ -136,7 +147,7 @@ def success_vs_sweep(df: pd.DataFrame, run: str) -> Figure | None:
     if not params:
         return None
     param = params[0]
-    table = compare(df, by=(param,))
+    table = compare(df, by=(param,), unit="scenario")
     fig, ax = plt.subplots(figsize=(8, 5))
     strategies = _strategies(table)
     values = np.sort(table[param].unique().astype(float))
@@ -158,7 +169,9 @@ def success_vs_sweep(df: pd.DataFrame, run: str) -> Figure | None:
     ax.set_ylim(0, 1.05)
     ax.legend(title="strategy")
     ax.grid(alpha=0.3)
-    ax.set_title(f"Success against swept {param} (all agents, 95% CI)\nrun {run}", fontsize=10)
+    ax.set_title(
+        f"Success against swept {param} (all agents; 95% t interval over scenarios)\nrun {run}", fontsize=10
+    )
     fig.tight_layout()
     return fig
 
@@ -194,11 +207,90 @@ def agent_strategy_heatmap(df: pd.DataFrame, run: str) -> Figure:
     return fig
 
 
+def forest(df: pd.DataFrame, run: str) -> Figure | None:
+    """Paired Δ success (strategy - is_error) per scenario with intervals, and pooled; a panel per agent.
+
+    From :func:`harness.report.inference.forest_frame` (by agent, swept parameters pooled,
+    pairs still matched on them, ``unit="scenario"``): in each panel one row per scenario, a
+    dot at its mean paired difference over seeds with Tango's 95% interval, and below them the
+    pooled row, a diamond at the mean over all pairs with the t interval over scenarios
+    (``harness compare``'s interval for that agent at ``--unit scenario``). Strategies are
+    offset a little along y so that equal differences stay visible. None without is_error
+    sessions or another strategy to pair with them.
+    """
+    if BASELINE not in set(df["strategy"]):
+        return None
+    frame = forest_frame(df, baseline=BASELINE, by=("agent",), unit="scenario", group_params=False)
+    if frame.empty:
+        return None
+    agents = sorted(set(frame["agent"]))
+    scenarios = sorted(set(frame.loc[~frame["pooled"], "scenario"]))
+    strategies = _strategies(frame)
+    rows_y = {scenario: float(i) for i, scenario in enumerate(scenarios)}
+    pooled_y = len(scenarios) + 0.5
+    step = 0.7 / max(1, len(strategies))
+    ncols = min(FOREST_COLUMNS, len(agents))
+    nrows = -(-len(agents) // ncols)
+    height = 0.32 * (len(scenarios) + 2) + 1.4
+    legend_h = 0.75  # inches below the panels for the legend
+    fig_h = height * nrows + legend_h
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, fig_h), squeeze=False)
+    for ax, agent in zip(axes.flat, agents, strict=False):
+        sub = frame[frame["agent"] == agent]
+        n_clusters = 0
+        for k, strategy in enumerate(strategies):
+            mine = sub[sub["strategy"] == strategy]
+            if mine.empty:
+                continue
+            color = COLORS.get(strategy)
+            off = (k - (len(strategies) - 1) / 2) * step
+            per = mine[~mine["pooled"]]
+            ys = np.array([rows_y[str(s)] for s in per["scenario"]]) + off
+            ax.hlines(ys, per["lo"], per["hi"], color=color, linewidth=1.2).set_gid(f"ci:{strategy}")
+            ax.plot(per["delta"], ys, linestyle="none", marker="o", markersize=4, color=color,
+                    gid=f"delta:{strategy}")  # fmt: skip
+            pooled = mine[mine["pooled"]]
+            y = np.full(len(pooled), pooled_y + off)
+            bar = ax.hlines(y, pooled["lo"], pooled["hi"], color=color, linewidth=2.4)
+            bar.set_gid(f"pooled-ci:{strategy}")
+            ax.plot(pooled["delta"], y, linestyle="none", marker="D", markersize=8, color=color,
+                    markeredgecolor="black", markeredgewidth=0.6, gid=f"pooled:{strategy}")  # fmt: skip
+            n_clusters = max(n_clusters, int(pooled["n_clusters"].max()))
+        ax.axvline(0.0, color="0.3", linewidth=0.8, zorder=0)
+        ax.axhline(len(scenarios) - 0.1, color="0.6", linewidth=0.8, linestyle="--")
+        ax.set_yticks([*rows_y.values(), pooled_y], [*scenarios, f"{POOLED} ({n_clusters} scenarios)"],
+                      fontsize=8)  # fmt: skip
+        ax.set_ylim(pooled_y + 0.8, -0.8)  # the first scenario on top, the pooled row at the bottom
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_xlabel(f"Δ success vs {BASELINE} (paired on seeds)", fontsize=9)
+        ax.set_title(f"agent {agent}", fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+    for ax in list(axes.flat)[len(agents) :]:
+        ax.set_visible(False)
+    handles = [Line2D([], [], color=COLORS.get(s), marker="o", linestyle="-", label=s) for s in strategies]
+    handles += [
+        Line2D([], [], color="0.3", marker="o", markersize=4, linestyle="-",
+               label="scenario: mean over seeds, Tango 95% CI"),
+        Line2D([], [], color="0.3", marker="D", markersize=8, linewidth=2.4, markeredgecolor="black",
+               label="pooled: mean over pairs, 95% t interval over scenarios"),
+    ]  # fmt: skip
+    fig.legend(handles=handles, loc="lower center", ncols=min(len(handles), 3), fontsize=8, frameon=False)
+    pooled_over = f"; pooled over {', '.join(param_columns(df))}" if param_columns(df) else ""
+    fig.suptitle(
+        f"Paired difference in success against {BASELINE}, per scenario and pooled (unit: scenario"
+        f"{pooled_over})\nrun {run}",
+        fontsize=10,
+    )
+    fig.tight_layout(rect=(0, legend_h / fig_h, 1, 1))
+    return fig
+
+
 FIGURES: dict[str, Callable[[pd.DataFrame, str], Figure | None]] = {
     "success_recovery_by_strategy.png": success_and_recovery,
     "steps_to_recover.png": steps_to_recover,
     "success_vs_sweep.png": success_vs_sweep,
     "agent_strategy_heatmap.png": agent_strategy_heatmap,
+    "forest_paired_difference.png": forest,
 }
 
 

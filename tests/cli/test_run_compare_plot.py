@@ -149,7 +149,8 @@ def test_plot_writes_pngs(small_run: Path, tmp_path: Path, capsys: pytest.Captur
     code, out, _ = cli(["plot", str(small_run), "--out", str(tmp_path)], capsys)
     assert code == 0
     names = {Path(line).name for line in out.split()}
-    assert {"success_recovery_by_strategy.png", "success_vs_sweep.png", "agent_strategy_heatmap.png"} <= names
+    assert {"success_recovery_by_strategy.png", "success_vs_sweep.png", "agent_strategy_heatmap.png",
+            "forest_paired_difference.png"} <= names  # fmt: skip
 
 
 @pytest.mark.parametrize(
