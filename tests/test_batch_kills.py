@@ -65,7 +65,9 @@ def test_a_corrupt_results_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "done" / "sessions.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(UserError, match=r"sessions\.parquet: corrupt results file"):
         ResultsDir.open(tmp_path / "done").read_rows()
-    unfinished = ResultsDir.create(tmp_path / "unfinished", {"grid": g.to_json()})
+    from harness.sim.row import ROW_VERSION
+
+    unfinished = ResultsDir.create(tmp_path / "unfinished", {"grid": g.to_json(), "row_version": ROW_VERSION})
     unfinished.write_chunk(
         [{"scenario": "s1", "agent": "a", "strategy": "is_error", "host": "typical", "seed": 0}]
     )
