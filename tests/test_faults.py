@@ -189,22 +189,22 @@ def test_rules_for_other_tools_do_not_fire() -> None:
     assert outcome(e, WEATHER, {"city": "Oslo"}) is None
 
 
-def test_the_kinds_are_the_eight_of_the_issue() -> None:
-    assert (
-        tuple(
-            [
-                "transient",
-                "rate_limited",
-                "permanent",
-                "bad_argument",
-                "too_large",
-                "timeout",
-                "malformed",
-                "silent",
-            ]
-        )
-        == FAULT_KINDS
-    )
+ISSUE_17_KINDS = (
+    "transient",
+    "rate_limited",
+    "permanent",
+    "bad_argument",
+    "too_large",
+    "timeout",
+    "malformed",
+    "silent",
+)
+ISSUE_18_KINDS = ("futile_outage", "post_commit", "silent_noop", "stale", "wrong_units", "partial")
+
+
+def test_the_kinds_are_the_eight_of_issue_17_then_those_of_issue_18() -> None:
+    # New kinds are appended, so the earlier faults_<kind> columns keep their order.
+    assert ISSUE_17_KINDS + ISSUE_18_KINDS == FAULT_KINDS
 
 
 # -- one row per kind: the table is all a kind needs ------------------------------------------
@@ -271,11 +271,12 @@ def test_the_scenario_parser_takes_a_kind_with_exactly_its_keys(kind: FaultKind)
 
 
 def _fire(kind: FaultKind, explicit: bool) -> tuple[FaultEngine, Any]:
-    """A rule of ``kind`` from its example, hitting the first call (with no arguments)."""
+    """A rule of ``kind`` from its example, hitting the first call (every required argument "x")."""
     rule = replace(_parse(kind), explicit=explicit)
     e = engine(rule)
+    tool = CATALOGUE[rule.tool]
     try:
-        return e, e.execute(CATALOGUE[rule.tool], {})
+        return e, e.execute(tool, dict.fromkeys(tool.schema["required"], "x"))
     except ToolFault as exc:
         assert exc.kind == kind.name
         return e, exc
@@ -311,8 +312,19 @@ def test_a_retry_fixes_exactly_the_kinds_whose_remedy_is_to_call_again() -> None
     # What repeated_failing_calls leaves out: a repeat of a call that failed for a passing reason.
     fixes = {k.name for k in KIND_ROWS if k.retry_fixes}
     again = {k.name for k in KIND_ROWS if k.lesson is not None and k.lesson.remedy in ("retry", "wait")}
-    assert fixes == again | {"malformed"}  # a garbled answer says nothing, and the next may be fine
-    assert fixes == {"transient", "rate_limited", "timeout", "malformed"}
+    # A garbled, stale, wrong-unit or partial answer says nothing, and the next may be fine; a
+    # futile outage says "try again" and lies.
+    assert fixes == (again - {"futile_outage"}) | {"malformed", "stale", "wrong_units", "partial"}
+    assert fixes == {
+        "transient",
+        "rate_limited",
+        "timeout",
+        "malformed",
+        "post_commit",
+        "stale",
+        "wrong_units",
+        "partial",
+    }
 
 
 def test_lessons_have_distinct_ranks() -> None:

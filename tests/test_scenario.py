@@ -10,7 +10,14 @@ import pytest
 
 from harness.errors import UserError
 from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS
-from harness.sim.scenario import EVENT_KINDS, ScenarioError, list_scenarios, load_scenario
+from harness.sim.scenario import (
+    EVENT_KINDS,
+    Scenario,
+    ScenarioError,
+    list_scenarios,
+    load_scenario,
+    parse_scenario,
+)
 
 SHIPPED = list_scenarios()
 
@@ -27,7 +34,9 @@ def test_at_least_ten_scenarios_ship_and_each_has_a_paragraph() -> None:
 def test_the_shipped_scenarios_cover_every_fault_kind_explicit_and_implicit_and_every_event() -> None:
     scenarios = [load_scenario(n) for n in SHIPPED]
     kinds = {r.kind for s in scenarios for r in s.faults}
-    assert kinds == set(FAULT_KINDS)
+    # The kinds of issue 18 are left out of the shipped scenarios, so that the default run keeps
+    # its rows; tests/sim/test_issue18_faults.py runs each in a scenario of its own.
+    assert kinds == set(FAULT_KINDS) - set(ISSUE_18_KINDS)
     assert {r.explicit for s in scenarios for r in s.faults} == {True, False}
     events = {(e.kind, e.notify) for s in scenarios for e in s.events}
     assert {k for k, _ in events} == set(EVENT_KINDS)
@@ -299,9 +308,26 @@ def test_overrides_set_every_rate_and_leave_schedules_alone() -> None:
     assert not any(r.explicit for r in implicit.faults)
 
 
+ISSUE_18_KINDS = ("futile_outage", "post_commit", "silent_noop", "stale", "wrong_units", "partial")
+
+
+def _one_fault_scenario(kind: str) -> Scenario:
+    """A scenario whose one fault is ``kind``'s example at rate 0.3, on a task of list_bookings."""
+    fault = {"kind": kind, "rate": 0.3, **FAULT_KIND_TABLE[kind].example}
+    return parse_scenario(
+        {
+            "description": "One fault of one kind.",
+            "tools": list(dict.fromkeys([fault["tool"], "list_bookings"])),
+            "task": {"subgoals": [{"tool": "list_bookings"}]},
+            "faults": [fault],
+        }
+    )
+
+
 @pytest.mark.parametrize("kind", FAULT_KINDS)
 def test_every_fault_kind_has_its_rate_override_and_explicit_spares_the_never_explicit(kind: str) -> None:
-    sc = next(s for s in map(load_scenario, SHIPPED) if any(r.kind == kind for r in s.faults))
+    shipped = (s for s in map(load_scenario, SHIPPED) if any(r.kind == kind for r in s.faults))
+    sc = next(shipped, None) or _one_fault_scenario(kind)
     swept = sc.with_overrides({f"faults.{kind}.rate": 0.5})
     assert all(r.rate in (None, 0.5) for r in swept.faults if r.kind == kind)
     explicit = sc.with_overrides({"faults.explicit": True})

@@ -25,10 +25,18 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 2
+ROW_VERSION = 3
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
-by end state and fault schedules were shared by every agent (issue 17), 2 since. A run is
-resumed only by code that writes the same version, so one table never mixes two meanings."""
+by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
+fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end). A run is resumed
+only by code that writes the same version, so one table never mixes two meanings or shapes."""
+
+FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
+    "transient", "rate_limited", "permanent", "bad_argument", "too_large", "timeout", "malformed", "silent",
+)  # fmt: skip
+"""The fault kinds whose ``faults_<kind>`` columns stand after ``tool_calls``, as every run
+before issue 18 wrote them; a later kind's column is appended at the end of the row, so that
+no earlier column moves."""
 
 KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "seed")
 """Columns that, with the swept parameters, identify a session row."""
@@ -60,9 +68,10 @@ def _column(meaning: str, row_type: object = None) -> Any:
     return field(metadata={"meaning": meaning, "row_type": row_type})
 
 
-def _group(columns: Iterable[tuple[Any, Column]]) -> Any:
-    # A dataclass field holding counts by key that stands for one column per key.
-    return field(metadata={"group": tuple(columns)})
+def _group(columns: Iterable[tuple[Any, Column]], appended: Iterable[Any] = ()) -> Any:
+    # A dataclass field holding counts by key that stands for one column per key; the columns
+    # of the keys in ``appended`` go to the end of the row instead.
+    return field(metadata={"group": tuple(columns), "appended": frozenset(appended)})
 
 
 @dataclass(frozen=True)
@@ -83,9 +92,10 @@ class SessionResult:
     steps: int = _column("actions the agent took")
     tool_calls: int = _column("tool calls the agent made")
     faults: Mapping[str, int] = _group(
-        (k.name, Column(f"faults_{k.name}", int, f"{k.name} faults injected: {k.does}"))
-        for k in FAULT_KIND_TABLE.values()
-    )
+        ((k.name, Column(f"faults_{k.name}", int, f"{k.name} faults injected: {k.does}"))
+         for k in FAULT_KIND_TABLE.values()),
+        appended=(k for k in FAULT_KIND_TABLE if k not in FAULT_COLUMNS_IN_PLACE),
+    )  # fmt: skip
     faults_explicit: int = _column("injected faults whose answer says what happened")
     faults_implicit: int = _column("injected faults whose answer does not")
     errors_is_error: int = _column("tool results with isError the agent saw")
@@ -152,6 +162,7 @@ class SessionResult:
 
 def _flatten() -> tuple[tuple[Column, ...], dict[str, tuple[str, Any]], dict[str, frozenset[Any]]]:
     columns: list[Column] = []
+    appended: list[Column] = []
     derived: dict[str, tuple[str, Any]] = {}
     groups: dict[str, frozenset[Any]] = {}
     for f in fields(SessionResult):
@@ -161,9 +172,9 @@ def _flatten() -> tuple[tuple[Column, ...], dict[str, tuple[str, Any]], dict[str
             continue
         groups[f.name] = frozenset(key for key, _ in group)
         for key, column in group:
-            columns.append(column)
+            (appended if key in f.metadata["appended"] else columns).append(column)
             derived[column.name] = (f.name, key)
-    return tuple(columns), derived, groups
+    return tuple(columns + appended), derived, groups
 
 
 COLUMNS, _DERIVED, _GROUP_KEYS = _flatten()

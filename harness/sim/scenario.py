@@ -53,7 +53,15 @@ from harness.errors import UserError, unknown_name
 from harness.protocol.tools import Tool
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from harness.sim.catalogue import CATALOGUE
-from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, RULE_KEYS, FaultKey, FaultRule
+from harness.sim.faults import (
+    FAULT_KIND_TABLE,
+    FAULT_KINDS,
+    PLACEHOLDERS,
+    QUALITIES,
+    RULE_KEYS,
+    FaultKey,
+    FaultRule,
+)
 
 
 def _shipped_dir() -> Path:
@@ -167,7 +175,9 @@ class Scenario:
         """A copy with sweep parameters changed, e.g. ``{"faults.rate": 0.2}``.
 
         Keys: ``faults.rate`` (every rule that uses a rate), ``faults.<kind>.rate``,
-        ``faults.explicit`` (every rule but silent ones), ``max_steps``,
+        ``faults.explicit`` (every rule but silent ones), ``faults.quality`` (every raising
+        rule that can speak: its message's quality, with the row's text), ``alternatives``
+        (false drops every subgoal's alternatives; true keeps them), ``max_steps``,
         ``step_cost_s``, ``call_timeout_s``. The name is kept on purpose: seeds
         derive from it, so the swept copies meet the same random draws.
         """
@@ -205,10 +215,33 @@ def _set_explicit(s: Scenario, value: Any, where: str) -> Scenario:
     if not isinstance(value, bool):
         raise ScenarioError(f"{where}: must be true or false, got {value!r}")
     faults = tuple(
-        dataclasses.replace(r, explicit=value) if FAULT_KIND_TABLE[r.kind].never_explicit is None else r
+        dataclasses.replace(r, explicit=value, quality=None, message=None)
+        if FAULT_KIND_TABLE[r.kind].never_explicit is None
+        else r
         for r in s.faults
     )
     return dataclasses.replace(s, faults=faults)
+
+
+def _set_quality(s: Scenario, value: Any, where: str) -> Scenario:
+    if value not in QUALITIES:
+        raise ScenarioError(f"{where}: unknown quality {value!r} (valid: {', '.join(QUALITIES)})")
+    faults = tuple(
+        dataclasses.replace(r, quality=value, explicit=value != "absent", message=None)
+        if FAULT_KIND_TABLE[r.kind].raises and FAULT_KIND_TABLE[r.kind].never_explicit is None
+        else r
+        for r in s.faults
+    )
+    return dataclasses.replace(s, faults=faults)
+
+
+def _set_alternatives(s: Scenario, value: Any, where: str) -> Scenario:
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{where}: must be true or false, got {value!r}")
+    if value:
+        return s  # the scenario's own alternatives
+    subgoals = tuple(dataclasses.replace(g, options=g.options[:1]) for g in s.task.subgoals)
+    return dataclasses.replace(s, task=dataclasses.replace(s.task, subgoals=subgoals))
 
 
 def _set_number(name: str, integer: bool) -> Callable[[Scenario, Any, str], Scenario]:
@@ -228,6 +261,8 @@ _OVERRIDES: dict[str, Callable[[Scenario, Any, str], Scenario]] = {
     "faults.rate": _set_rate(None),
     **{f"faults.{k}.rate": _set_rate(k) for k in FAULT_KINDS},
     "faults.explicit": _set_explicit,
+    "faults.quality": _set_quality,
+    "alternatives": _set_alternatives,
     "max_steps": _set_number("max_steps", True),
     "step_cost_s": _set_number("step_cost_s", False),
     "call_timeout_s": _set_number("call_timeout_s", False),
@@ -577,7 +612,15 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
     explicit = table.boolean("explicit", row.explicit_default)
     if explicit and row.never_explicit is not None:
         raise table.fail("explicit", f"{row.never_explicit}; it cannot be explicit")
+    quality = _quality(table, row.name, row.raises, row.never_explicit, explicit)
+    if quality is not None:
+        explicit = quality != "absent"
+    message = _message(table, row.raises, quality)
     spec = CATALOGUE[tool]
+    if row.tool_check is not None:
+        problem = row.tool_check(spec)
+        if problem is not None:
+            raise table.fail("tool", f"a {kind} fault: {problem}")
     values: dict[str, Any] = {}
     for key in row.keys:
         if table.has(key.name):
@@ -590,7 +633,48 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
         if problem is not None:
             raise table.fail(key.name, problem)
         values[key.name] = value
-    return FaultRule(i, kind, tool, rate, calls, explicit, **values)
+    return FaultRule(i, kind, tool, rate, calls, explicit, quality=quality, message=message, **values)
+
+
+def _quality(table: _Table, kind: str, raises: bool, never: str | None, explicit: bool) -> str | None:
+    """The ``quality`` key, checked against the kind and against ``explicit``; None if absent."""
+    if not table.has("quality"):
+        return None
+    quality = table.string("quality")
+    if quality not in QUALITIES:
+        raise table.fail("quality", f"unknown quality {quality!r} (valid: {', '.join(QUALITIES)})")
+    if never is not None and quality != "absent":
+        raise table.fail("quality", f"{never}; its quality can only be absent, got {quality!r}")
+    if not raises and quality not in ("explicit", "absent"):
+        raise table.fail(
+            "quality",
+            f"a {kind} fault answers content, not an error text: explicit or absent, got {quality!r}",
+        )
+    if table.has("explicit") and explicit != (quality != "absent"):
+        raise table.fail("quality", f"{quality!r} contradicts explicit = {str(explicit).lower()}")
+    return quality
+
+
+def _message(table: _Table, raises: bool, quality: str | None) -> str | None:
+    """The ``message`` key: a raising kind's text, whose placeholders must be known."""
+    if not table.has("message"):
+        return None
+    text = table.string("message")
+    if not raises:
+        raise table.fail("message", "this kind answers content, not an error text")
+    if quality == "absent":
+        raise table.fail("message", "quality absent says nothing; give no message")
+    if not text.strip():
+        raise table.fail("message", 'must not be empty (use quality = "absent" for no text)')
+    try:
+        text.format_map(dict.fromkeys(PLACEHOLDERS, ""))
+    except KeyError as exc:
+        raise table.fail(
+            "message", f"unknown placeholder {{{exc.args[0]}}} (valid: {', '.join(PLACEHOLDERS)})"
+        ) from None
+    except (ValueError, IndexError) as exc:
+        raise table.fail("message", f"not a valid template: {exc} (write {{{{ and }}}} for braces)") from None
+    return text
 
 
 def _scalar(table: _Table, key: FaultKey) -> Any:
