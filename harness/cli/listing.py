@@ -1,14 +1,15 @@
 """``harness list``: what there is to run, and the tables that describe the simulated world.
 
-With no flag it lists the shipped scenarios (one-line summaries), agents and strategies.
+With no flag it lists the shipped scenarios (one-line summaries), agents, strategies and
+scenario families (``scenarios/families/``, sampled by ``harness generate``).
 ``--tools`` lists the catalogue's tools with their argument schemas and schema variants;
 ``--faults`` lists the fault kinds with their keys, defaults and meanings. Both are generated
 from the code (:data:`harness.sim.catalogue.CATALOGUE`,
 :data:`harness.sim.faults.FAULT_KIND_TABLE`), so a page that shows them cannot fall behind it.
 
 ``--json`` prints the same as one JSON object whose keys are ``scenarios``, ``agents``,
-``strategies``, ``tools`` and ``faults`` -- all five, or only ``tools``/``faults`` when those
-flags select them. Tables are left to wrap at the terminal's width.
+``strategies``, ``families``, ``tools`` and ``faults`` -- all six, or only ``tools``/``faults``
+when those flags select them. Tables are left to wrap at the terminal's width.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def _faults_table(faults: dict[str, Any]) -> Any:
 @click.option("--faults", "show_faults", is_flag=True, help="The fault kinds and the keys they take.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
-    """List scenarios, agents and strategies; or the tools (--tools) or fault kinds (--faults)."""
+    """List scenarios, agents, strategies and families; or the tools (--tools) or fault kinds (--faults)."""
     out: dict[str, Any] = {}
     if not (show_tools or show_faults):
         from harness.protocol.strategies import STRATEGIES
@@ -167,6 +168,9 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
         out["scenarios"] = {name: load_scenario(name).summary for name in list_scenarios()}
         out["agents"] = {name: agent_class(name).summary for name in list_agents()}
         out["strategies"] = {name: STRATEGY_SUMMARIES.get(name, "") for name in STRATEGIES}
+        from harness.sim.family import list_families, load_family
+
+        out["families"] = {name: load_family(name).summary for name in list_families()}
     if show_tools or (as_json and not show_faults):
         out["tools"] = tools_json()
     if show_faults or (as_json and not show_tools):
@@ -178,7 +182,7 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
     from rich.table import Table
 
     console = Console(markup=False)  # the texts are the code's, square brackets and all
-    for title in ("scenarios", "agents", "strategies"):
+    for title in ("scenarios", "agents", "strategies", "families"):
         if title in out:
             table = Table(title=title, title_justify="left")
             table.add_column("name", style="bold")

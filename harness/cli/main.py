@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("harness.cli.serve", "Serve the demo lab (or a fixture) over stdio or HTTP."),
     "list": ("harness.cli.listing", "List the shipped scenarios, agents and strategies."),
     "session": ("harness.cli.session", "Run one session and print its record."),
+    "generate": ("harness.cli.generate", "Sample a scenario family into scenario files."),
     "run": ("harness.cli.run", "Run a batch over a grid of sessions (the main job)."),
     "compare": ("harness.cli.compare", "Compare error-handling strategies in a results directory."),
     "plot": ("harness.cli.plot", "Draw PNG figures from a results directory."),

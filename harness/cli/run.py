@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -14,6 +15,10 @@ from harness.batch.grid import Grid, parse_sets, split_names
 from harness.errors import UserError, unknown_name
 
 DEFAULT_SEEDS = 100
+STUDY_SCENARIOS = 200
+"""``--study`` samples at least this many scenarios, spread evenly over the shipped families."""
+STUDY_SEEDS = 5
+"""``--study``'s seeds per scenario: the scenario is the unit, so few seeds and many scenarios."""
 HOSTS = ("typical", "transparent")
 
 
@@ -24,15 +29,31 @@ def build_grid(
     hosts: tuple[str, ...],
     seeds: int,
     sets: tuple[str, ...],
+    families: tuple[str, ...] = (),
+    count: int = 0,
+    family_seed: int = 0,
 ) -> tuple[Grid, tuple[tuple[str, str], ...]]:
-    """Validate every name now (nearest-name hints) and load every scenario once."""
+    """Validate every name now (nearest-name hints) and load every scenario once.
+
+    ``families`` add ``count`` scenarios each, sampled with ``family_seed``; they reach the
+    workers as :func:`harness.sim.family.family_source` strings, not as files.
+    """
     from harness.protocol import STRATEGIES
-    from harness.sim.registry import agent_class, list_agents
+    from harness.sim.family import family_source, load_family, load_source, sample
+    from harness.sim.registry import agent_class, check_agent_params, list_agents
     from harness.sim.scenario import list_scenarios, load_scenario
 
     sources: dict[str, str] = {}
     names: list[str] = []
-    for spec in split_names(scenarios) or tuple(list_scenarios()):
+    family_names = split_names(families)
+    for fname in family_names:
+        fam = load_family(fname)
+        for index, (name, _) in enumerate(sample(fam, count, family_seed)):
+            if name in sources:
+                raise UserError(f"--family {fname}: scenario {name} is drawn twice (a family named twice?)")
+            names.append(name)
+            sources[name] = family_source(fam, count, family_seed, index)
+    for spec in split_names(scenarios) or (() if family_names else tuple(list_scenarios())):
         if not spec.endswith(".toml") and spec not in list_scenarios():
             raise unknown_name("scenario", spec, list_scenarios())
         scenario = load_scenario(spec)
@@ -54,10 +75,14 @@ def build_grid(
         raise UserError("--seeds must be at least 1")
     sweeps = parse_sets(sets)
     if sweeps:
-        probe = load_scenario(sources.get(names[0], names[0]))
+        probe = load_source(sources.get(names[0], names[0]), ())
         for key, values in sweeps:
             for v in values:
-                probe.with_overrides({key: v})  # raises ScenarioError for a bad key or value
+                if key.startswith("agent."):  # an agent knob: every agent of the grid must take it
+                    for a in agent_names:
+                        check_agent_params(a, {key: v})
+                else:
+                    probe.with_overrides({key: v})  # raises ScenarioError for a bad key or value
     grid = Grid(tuple(names), agent_names, strategy_names, host_names, range(seeds), sweeps)
     return grid, tuple(sorted(sources.items()))
 
@@ -107,6 +132,21 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None
     return start
 
 
+def line_progress(total: int, done: int) -> Callable[[int], None]:
+    """Progress as a line on stderr at every tenth of the run (where no bar can be drawn)."""
+    started, state = time.perf_counter(), {"done": done, "shown": done * 10 // max(total, 1)}
+
+    def advance(n: int) -> None:
+        state["done"] += n
+        tenth = state["done"] * 10 // max(total, 1)
+        if tenth > state["shown"]:
+            state["shown"] = tenth
+            elapsed = time.perf_counter() - started
+            click.echo(f"harness run: {state['done']}/{total} sessions ({elapsed:.0f} s)", err=True)
+
+    return advance
+
+
 @click.command("run")
 @click.argument("scenarios", nargs=-1)
 @click.option("--agents", multiple=True, help="Agents to run (comma-separated or repeated); default all.")
@@ -140,6 +180,28 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None
     "--by", default="agent", show_default=True, help="Group the printed comparison by these columns."
 )
 @click.option("--no-compare", is_flag=True, help="Do not print the comparison at the end.")
+@click.option(
+    "--family",
+    "families",
+    multiple=True,
+    help="Also run COUNT scenarios sampled from these families (names or paths; comma-separated).",
+)
+@click.option(
+    "--count",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Scenarios sampled from each --family (--study: enough for 200 in all).",
+)
+@click.option(
+    "--family-seed", type=click.IntRange(min=0), default=0, show_default=True, help="The families' seed."
+)
+@click.option(
+    "--study",
+    is_flag=True,
+    help=f"The study preset: {STUDY_SCENARIOS}+ scenarios sampled from every shipped family, every agent "
+    f"and strategy, {STUDY_SEEDS} seeds each (unless --seeds), compared with the scenario as the unit.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -158,8 +220,16 @@ def command(
     codec: str,
     by: str,
     no_compare: bool,
+    families: tuple[str, ...],
+    count: int,
+    family_seed: int,
+    study: bool,
 ) -> int:
-    """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare."""
+    """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare.
+
+    With --family, scenarios sampled from families run too (and alone when no SCENARIOS are
+    named); --study is the preset over the shipped families, which takes a few minutes.
+    """
     from harness.batch.results import ResultsDir
     from harness.batch.runner import (
         SchedulerUnreachable,
@@ -169,6 +239,18 @@ def command(
         run_batch,
     )
 
+    if study:
+        if resume or scenarios or families:
+            raise UserError("--study is a preset of its own: drop SCENARIOS, --family and --resume")
+        from harness.sim.family import list_families
+
+        families = tuple(list_families())
+        if not families:
+            raise UserError("--study: no shipped families (scenarios/families/*.toml)")
+        if not _given(ctx, "count"):
+            count = -(-STUDY_SCENARIOS // len(families))
+        if not _given(ctx, "seeds"):
+            seeds = STUDY_SEEDS
     if resume:
         if out is None:
             out = _latest_run()
@@ -189,13 +271,22 @@ def command(
         }
         if any(given.values()):
             _refuse_another_grid(out, grid, given, scenarios, agents, strategies, hosts, seeds, sets)
+        if families:
+            family_grid, _ = build_grid((), ("naive",), (), (), 1, (), families, count, family_seed)
+            if not set(family_grid.scenarios) <= set(grid.scenarios):
+                raise UserError(
+                    f"--resume finishes {out} as it was started, but --family {','.join(families)} "
+                    "draws other scenarios: drop --family to resume, or start a new run with another --out"
+                )
         # The run goes on where it was started unless told otherwise.
         if not _given(ctx, "executor"):
             executor = str(results.manifest.get("executor") or executor)
             if not _given(ctx, "scheduler") and executor == "dask":
                 scheduler = results.manifest.get("scheduler") or None
     else:
-        grid, sources = build_grid(scenarios, agents, strategies, hosts, seeds, sets)
+        grid, sources = build_grid(
+            scenarios, agents, strategies, hosts, seeds, sets, families, count, family_seed
+        )
     if scheduler and executor != "dask":
         raise UserError("--scheduler goes with --executor dask")
     if scheduler:
@@ -210,10 +301,22 @@ def command(
         # Last of the checks, and before anything is announced: the directory is taken now.
         out = ResultsDir.check_new(out) if out is not None else default_out()
     assert out is not None
+    from harness.sim.family import LOADER, SOURCE_PREFIX
+
+    sampled = any(source.startswith(SOURCE_PREFIX) for _, source in sources)
     options = SessionOptions(codec=codec, traces=traces, scenario_sources=sources)
+    if sampled:  # sampled scenarios are drawn again in each worker, from the family file
+        options = dataclasses.replace(options, loader=LOADER)
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
     where = f"{executor}, {scheduler}" if scheduler else executor
     verb = "resuming" if resume else "running"
+    if study:
+        click.echo(
+            f"harness run --study: {len(grid.scenarios)} scenarios sampled from {', '.join(families)} "
+            f"(--family-seed {family_seed}), {len(grid.agents)} agents x {len(grid.strategies)} "
+            f"strategies x {len(grid.seeds)} seeds; this may take a few minutes",
+            err=True,
+        )
     click.echo(f"harness run: {verb} {len(grid)} sessions -> {out} ({where})", err=True)
     try:
         summary = run_batch(
@@ -224,7 +327,7 @@ def command(
             scheduler=scheduler,
             resume=resume,
             options=options,
-            progress=progress_factory(interactive),
+            progress=progress_factory(interactive) or (line_progress if study else None),
         )
     except SchedulerUnreachable as exc:
         raise UserError(

@@ -30,7 +30,7 @@ def test_json_keeps_its_keys_and_adds_tools_and_faults(capsys: pytest.CaptureFix
     rc, out = run(["list", "--json"], capsys)
     assert rc == 0
     data = json.loads(out)
-    assert list(data) == ["scenarios", "agents", "strategies", "tools", "faults"]
+    assert list(data) == ["scenarios", "agents", "strategies", "families", "tools", "faults"]
     assert list(data["scenarios"]) == list_scenarios() and list(data["strategies"]) == list(STRATEGIES)
     assert list(data["tools"]) == list(CATALOGUE) and list(data["faults"]) == list(FAULT_KINDS)
 
@@ -114,3 +114,12 @@ def test_plain_list_is_unchanged_and_fits(capsys: pytest.CaptureFixture[str]) ->
     assert rc == 0
     _fits(out)
     assert "scenarios" in out and "strategies" in out and "fault kinds" not in out
+
+
+def test_json_lists_the_shipped_families_with_their_summaries(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.sim.family import list_families, load_family
+
+    rc, out = run(["list", "--json"], capsys)
+    families = json.loads(out)["families"]
+    assert rc == 0 and list(families) == list_families() and len(families) >= 4
+    assert all(text == load_family(name).summary and text for name, text in families.items())

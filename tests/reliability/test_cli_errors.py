@@ -56,6 +56,10 @@ ROWS: list[tuple[str, list[str], str]] = [
         "unknown override",
     ),
     ("run: unknown executor", ["run", "--executor", "nope"], "'--executor'"),
+    ("run: family typo", ["run", "--family", "mixd"], "did you mean 'mixed'"),
+    ("generate: no --out", ["generate", "mixed"], "Missing option '--out'"),
+    ("generate: family typo", ["generate", "mixd", "--out", "{missing}/g"], "did you mean 'mixed'"),
+    ("generate: zero count", ["generate", "mixed", "--count", "0", "--out", "{missing}/g"], "'--count'"),
     (
         "run: scheduler without dask",
         ["run", "--scheduler", "tcp://127.0.0.1:1"],
