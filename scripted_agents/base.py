@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,8 +28,10 @@ import numpy as np
 from harness.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from harness.protocol.messages import TOOLS_LIST_CHANGED
 from harness.sim.agent import (
+    AGENT_PARAM_PREFIX,
     Action,
     Agent,
+    AgentParamError,
     CallTool,
     Finish,
     GiveUp,
@@ -133,17 +135,97 @@ def remap(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+@dataclass(frozen=True)
+class Knob:
+    """One agent parameter a grid can sweep (``--set agent.<name>=...``)."""
+
+    does: str
+    choices: tuple[str, ...] = ()
+    """The values it takes; empty: an integer of at least :attr:`minimum`."""
+    minimum: int = 0
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not one this knob takes, or None."""
+        if self.choices:
+            if value in self.choices:
+                return None
+            return f"must be one of {', '.join(self.choices)}, got {value!r}"
+        if isinstance(value, bool) or not isinstance(value, int) or value < self.minimum:
+            return f"must be an integer of at least {self.minimum}, got {value!r}"
+        return None
+
+
+BACKOFF_S = 1.0
+"""The first wait of ``fixed`` and ``exponential`` backoff, in virtual seconds."""
+
+KNOBS: dict[str, Knob] = {
+    "retry_budget": Knob("blind retries of an option before switching to another (or giving up)"),
+    "backoff": Knob(
+        "the wait before a blind retry, or for a rate limit that names no wait: none (at once), "
+        "random (0, 1 or 2 s drawn from the episode's generator; 1 s for the rate limit), fixed "
+        "(1 s each time), exponential (1, 2, 4, ... s, doubling with each wait on one option)",
+        ("none", "random", "fixed", "exponential"),
+    ),
+    "trust": Knob(
+        "what an error's text is worth: follow (act on it), verify (act on it, but check a claim "
+        "before acting on it), ignore (treat every error as unexplained)",
+        ("follow", "verify", "ignore"),
+    ),
+    "relist": Knob(
+        "when to re-list tools: never, on_notification (on list_changed), on_error (on list_changed, "
+        "and once per option when a tool seems gone, forbidden or changed, or nothing is left)",
+        ("never", "on_notification", "on_error"),
+    ),
+    "step_budget": Knob(
+        "the agent's own cap: after this many actions it gives up (one at or above the "
+        "scenario's max_steps never binds)",
+        minimum=1,
+    ),
+}
+"""Every knob a scripted agent may take; each agent lists those it does in ``knobs``."""
+
+
 class ScriptedAgent(Agent):
-    """Subgoals in order; subclasses set the policy flags and override the ``on_*`` hooks."""
+    """Subgoals in order; subclasses set the policy flags and override the ``on_*`` hooks.
+
+    The knobs (:data:`KNOBS`) are attributes too: their class values are the agent's defaults
+    (what it does unconfigured), and :meth:`configure` sets them on the instance.
+    """
 
     checks_content: ClassVar[bool] = False
     """Parse every result; a garbled one (``malformed``) is a failure, not a success."""
     verifies: ClassVar[bool] = False
     """After a write, call the subgoal's ``verify`` read and redo the write if it did not happen."""
-    relists: ClassVar[bool] = False
-    """Re-list tools on ``list_changed`` and when a tool seems gone or changed."""
     max_attempts: ClassVar[int] = 8
     """Calls of one option before moving on to the next (or giving up)."""
+    knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "step_budget")
+
+    retry_budget: int | None = None
+    """Blind retries of an option; None: 1 or 2, the generator's first draw (:attr:`guess_retries`)."""
+    backoff: str = "random"
+    trust: str = "follow"
+    relist: str = "never"
+    """``never``, ``on_notification`` or ``on_error`` (see :data:`KNOBS`)."""
+    step_budget: int | None = None
+    """None: no cap of its own (the scenario's ``max_steps`` still ends the session)."""
+
+    def configure(self, params: Mapping[str, Any]) -> None:
+        for key, value in params.items():
+            if key not in self.knobs:
+                takes = f"it takes: {', '.join(self.knobs)}" if self.knobs else "it takes no knobs"
+                raise AgentParamError(
+                    f"agent {self.name!r} does not take {AGENT_PARAM_PREFIX}{key} ({takes})"
+                )
+            problem = KNOBS[key].problem(value)
+            if problem is not None:
+                raise AgentParamError(f"agent {self.name!r}: {AGENT_PARAM_PREFIX}{key} {problem}")
+        for key, value in params.items():
+            setattr(self, key, value)
+
+    @classmethod
+    def knob_defaults(cls) -> dict[str, Any]:
+        """Each knob this agent takes and its default (what it does unconfigured)."""
+        return {k: getattr(cls, k) for k in cls.knobs}
 
     def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
         if seed < 0:
@@ -155,6 +237,7 @@ class ScriptedAgent(Agent):
         self._guess_retries: int | None = None
         self.sg = 0
         self.deferred: Action | None = None
+        self.acted = 0
         self._new_subgoal()
 
     @property
@@ -167,13 +250,16 @@ class ScriptedAgent(Agent):
 
     @property
     def guess_retries(self) -> int:
-        """How many blind retries this agent allows itself before switching (1 or 2).
+        """How many blind retries this agent allows itself before switching: ``retry_budget``,
+        or, left unset, 1 or 2.
 
-        The generator's first draw, taken when first needed: the stream is the same as
-        drawing it at reset, because nothing else draws before the first guess.
+        The generator's first draw, taken when first needed (and taken under a set
+        ``retry_budget`` too, so the pauses that follow are the same draws): the stream is the
+        same as drawing it at reset, because nothing else draws before the first guess.
         """
         if self._guess_retries is None:
-            self._guess_retries = int(self.rng.integers(1, 3))
+            drawn = int(self.rng.integers(1, 3))
+            self._guess_retries = drawn if self.retry_budget is None else self.retry_budget
         return self._guess_retries
 
     def _new_subgoal(self) -> None:
@@ -188,7 +274,8 @@ class ScriptedAgent(Agent):
     def _new_option(self) -> None:
         self.attempts = 0
         self.guesses = 0
-        self.relisted = False
+        self.waits = 0
+        self.relisted = self.checked = False
 
     @property
     def subgoal(self) -> Subgoal:
@@ -203,12 +290,16 @@ class ScriptedAgent(Agent):
     def act(self, observation: Observation) -> Action:
         action = self.observe(observation)
         if (
-            self.relists
+            self.relist != "never"
             and TOOLS_LIST_CHANGED in observation.notifications
             and not isinstance(action, Finish | GiveUp | ListTools)
         ):
             self.deferred = action  # look at the new list first, then carry on
-            return ListTools()
+            action = ListTools()
+        if self.step_budget is not None:
+            self.acted += 1
+            if self.acted > self.step_budget and not isinstance(action, Finish | GiveUp):
+                return GiveUp(f"{self.subgoal.name}: step budget of {self.step_budget} spent")
         return action
 
     def observe(self, obs: Observation) -> Action:
@@ -242,8 +333,8 @@ class ScriptedAgent(Agent):
     def use(self, j: int) -> Action:
         self.opt = j
         self.tried.append(j)
-        self.attempts = self.guesses = 0  # _new_option, inlined
-        self.relisted = False
+        self.attempts = self.guesses = self.waits = 0  # _new_option, inlined
+        self.relisted = self.checked = False
         self.phase = "call"
         option = self.task.subgoals[self.sg].options[j]
         schema = self.known.get(option.tool, {}).get("inputSchema") or {}
@@ -269,7 +360,15 @@ class ScriptedAgent(Agent):
         return self.use(j) if j is not None else self.stuck(why)
 
     def stuck(self, why: str) -> Action:
-        return GiveUp(f"{self.subgoal.name}: {why}")
+        return self._relist_once() or GiveUp(f"{self.subgoal.name}: {why}")
+
+    def _relist_once(self) -> Action | None:
+        """``relist="on_error"``: a fresh tool list, once per option (else None)."""
+        if self.relist != "on_error" or self.relisted:
+            return None
+        self.relisted = True
+        self.deferred = None
+        return ListTools()
 
     def advance(self) -> Action:
         self.sg += 1
@@ -279,12 +378,33 @@ class ScriptedAgent(Agent):
         return self.start()
 
     def guess(self) -> Action:
-        """No reason given: what a real agent can do. Retry (maybe after a short wait), then switch."""
+        """No reason given: what a real agent can do. Retry (maybe after a wait), then switch."""
         self.guesses += 1
         if self.guesses <= self.guess_retries:
-            pause = int(self.rng.integers(0, 3))
-            return Wait(float(pause)) if pause else self.resend()
+            return self.blind_retry()
         return self.switch("unexplained failures")
+
+    def blind_retry(self) -> Action:
+        """The same call again after the ``backoff`` wait (:meth:`resend` once it is over)."""
+        pause = self.backoff_wait()
+        return Wait(pause) if pause else self.resend()
+
+    def backoff_wait(self, unread: float = 0.0) -> float:
+        """Seconds to wait before a retry whose wait nobody said (0: none), by ``backoff``.
+
+        ``random`` draws 0, 1 or 2 from the generator, or gives ``unread`` if that is set (a
+        rate limit that names no wait: the reader waits 1 s); ``exponential`` doubles with each
+        wait on the current option.
+        """
+        backoff = self.backoff
+        if backoff == "random":
+            return unread or float(self.rng.integers(0, 3))
+        if backoff == "fixed":
+            return BACKOFF_S
+        if backoff == "exponential":
+            self.waits += 1
+            return BACKOFF_S * 2.0 ** (self.waits - 1)
+        return 0.0
 
     # -- what happened ----------------------------------------------------------------------
 
@@ -360,12 +480,19 @@ class ScriptedAgent(Agent):
             return self.guess()
         remedy = reason.remedy
         if remedy == "retry":
+            if self.trust == "verify" and self.write_may_have_happened():
+                return self.check_write()
             return self.resend()
         if remedy == "wait":
             if self.attempts >= self.max_attempts:
                 return self.switch("still rate limited")
-            return Wait(float(reason.value or 1))
+            if reason.value is not None:
+                return Wait(float(reason.value))
+            pause = self.backoff_wait(unread=1.0)
+            return Wait(pause) if pause else self.resend()
         if remedy == "switch":
+            if self.trust == "verify" and not self.checked and isinstance(self.current, CallTool):
+                return self.check_unavailable()
             return self.switch("permanently unavailable")
         if remedy == "fix_argument" and self.phase == "call" and reason.argument:
             value = self._coerce(reason.argument, reason.value)
@@ -390,8 +517,35 @@ class ScriptedAgent(Agent):
         return value
 
     def on_schema_error(self) -> Action:
-        """The server says the arguments do not fit: without a fresh schema, a guess."""
-        return self.guess()
+        """The server says the arguments do not fit: a fresh schema (``relist="on_error"``), else a guess."""
+        return self._relist_once() or self.guess()
+
+    # -- trust="verify": a claim checked before it is acted on ----------------------------------
+
+    def write_may_have_happened(self) -> bool:
+        """The failed call was a write the subgoal's ``verify`` read can look for."""
+        verify = self.task.subgoals[self.sg].verify
+        current = self.current
+        if self.phase != "call" or verify is None or current is None or verify.tool not in self.known:
+            return False
+        return self.known.get(current.tool, {}).get("annotations", {}).get("readOnlyHint") is not True
+
+    def check_write(self) -> Action:
+        """Told a write failed and to call again: first read whether it was stored after all
+        (:meth:`on_success` then moves on, or redoes the write)."""
+        verify = self.subgoal.verify
+        assert verify is not None  # write_may_have_happened said so
+        self.phase = "verify"
+        self.write_args = dict(self.args)
+        self.current = CallTool(verify.tool, dict(verify.arguments))
+        return self.current
+
+    def check_unavailable(self) -> Action:
+        """Told to use another tool: first look at the tool list (:meth:`adopt` switches if the
+        tool is gone), then call it once more; a second such answer is believed."""
+        self.checked = True
+        self.deferred = self.current
+        return ListTools()
 
     def respond_rpc(self, obs: RPCErrorObservation) -> Action:
         """Read the message if the host showed it; else act on what the code means."""
@@ -405,5 +559,6 @@ class ScriptedAgent(Agent):
         return self.guess()
 
     def tool_unusable(self) -> Action:
-        """-32601 (no such tool) or -32600 (not permitted): this tool will not work as called."""
-        return self.switch("tool not callable")
+        """-32601 (no such tool) or -32600 (not permitted): this tool will not work as called
+        (a fresh tool list first under ``relist="on_error"``)."""
+        return self._relist_once() or self.switch("tool not callable")

@@ -13,7 +13,7 @@ the error's text, it does equally well under ``is_error``, ``masked`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from harness.sim.agent import (
     Action,
@@ -65,6 +65,8 @@ class OracleAgent(ScriptedAgent):
     name = "oracle"
     summary = "Knows the fault schedule and events (the upper bound); reads nothing."
     omniscient = True
+    knobs: ClassVar[tuple[str, ...]] = ()
+    """None: it plans from the ground truth, so no policy of retries, trust or re-listing applies."""
 
     def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
         super().reset(task, tools, seed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from harness.sim.agent import Action, RPCErrorObservation, ToolResult
 from scripted_agents.base import ScriptedAgent, read_reason
 
@@ -10,15 +12,24 @@ class ReaderAgent(ScriptedAgent):
     """Waits out rate limits, retries transient failures and timeouts, fixes a named argument,
     narrows a too-large request, switches tools on a permanent failure, checks that results
     parse, and verifies writes. It never re-lists tools: its tool list is the one from reset.
+
+    ``trust`` decides what the text is worth: ``follow`` acts on it; ``verify`` acts on it but
+    reads back a write it is told to redo and re-lists (and calls once more) before it believes
+    it must use another tool; ``ignore`` treats every error, RPC codes too, as unexplained.
     """
 
     name = "reader"
     summary = "Reads error text: waits, retries, fixes arguments, narrows, switches; verifies writes."
     checks_content = True
     verifies = True
+    knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "trust", "relist", "step_budget")
 
     def on_error(self, text: str, obs: ToolResult) -> Action:
+        if self.trust == "ignore":
+            return self.guess()
         return self.respond(read_reason(text))
 
     def on_rpc_error(self, obs: RPCErrorObservation) -> Action:
+        if self.trust == "ignore":
+            return self.guess()
         return self.respond_rpc(obs)

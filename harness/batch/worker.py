@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.batch.grid import Cell
+from harness.sim.registry import split_agent_params
 from harness.sim.row import KEY_COLUMNS
 
 DEFAULT_SESSION_FN = "harness.sim.session:run_session"
@@ -60,7 +61,12 @@ def load_cell_scenario(source: str, params: tuple[tuple[str, Any], ...]) -> Any:
 
 
 def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
-    """Run cells one after another in this process; never raises for a session's failure."""
+    """Run cells one after another in this process; never raises for a session's failure.
+
+    A cell's ``agent.<knob>`` parameters go to the session as ``agent_params`` (only when there
+    are some, so a session function that takes none still works); the rest, to the loader as
+    scenario overrides. The row records them all as they were swept.
+    """
     fn = _resolve(options.session_fn)
     loader = _resolve(options.loader)
     sources = dict(options.scenario_sources)
@@ -68,7 +74,9 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
     for cell in cells:
         trace = io.BytesIO() if options.traces else None
         try:
-            scenario = loader(sources.get(cell.scenario, cell.scenario), cell.params)
+            knobs, overrides = split_agent_params(cell.params) if cell.params else ({}, ())
+            scenario = loader(sources.get(cell.scenario, cell.scenario), overrides)
+            extra = {"agent_params": knobs} if knobs else {}
             result = fn(
                 scenario,
                 cell.agent,
@@ -77,6 +85,7 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
                 codec=options.codec,
                 trace=trace,
                 host=cell.host,
+                **extra,
             )
             row = dict(result.to_row())
             error = None

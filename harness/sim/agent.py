@@ -14,9 +14,11 @@ This module is the whole vocabulary: an agent written outside this package (see
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from harness.errors import UserError
 
 if TYPE_CHECKING:
     from harness.sim.scenario import Task
@@ -113,6 +115,15 @@ class GiveUp:
 Action = CallTool | ListTools | Wait | Finish | GiveUp
 
 
+AGENT_PARAM_PREFIX = "agent."
+"""A swept parameter named ``agent.<knob>`` (``--set agent.backoff=fixed,exponential``) goes to
+the agent's :meth:`Agent.configure`; every other one is a scenario override."""
+
+
+class AgentParamError(UserError):
+    """An agent was given a knob it does not take, or a value it does not accept."""
+
+
 class Agent(ABC):
     """What the session drives. ``name`` is the registry name; ``summary`` one line for ``harness list``."""
 
@@ -120,6 +131,22 @@ class Agent(ABC):
     summary: ClassVar[str] = ""
     omniscient: ClassVar[bool] = False
     """True for an agent that must be bound to the session's fault schedule (the oracle)."""
+    knobs: ClassVar[tuple[str, ...]] = ()
+    """The parameters :meth:`configure` takes (swept as ``agent.<knob>``); none by default."""
+
+    def configure(self, params: Mapping[str, Any]) -> None:
+        """Set knobs (``{"backoff": "fixed"}``) once, before the first :meth:`reset`.
+
+        Called only with a non-empty mapping; an agent left unconfigured behaves as it always
+        has. This default takes no knobs and refuses any with :class:`AgentParamError`, naming
+        the agent and the knob; an agent with knobs overrides it (and lists them in ``knobs``).
+        """
+        if params:
+            key = next(iter(params))
+            name = getattr(self, "name", type(self).__name__)
+            raise AgentParamError(
+                f"agent {name!r} does not take {AGENT_PARAM_PREFIX}{key} (it takes no knobs)"
+            )
 
     @abstractmethod
     def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:

@@ -23,16 +23,26 @@ import importlib.util
 import inspect
 import os
 import sys
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from harness.errors import UserError, unknown_name
-from harness.sim.agent import Agent
+from harness.sim.agent import AGENT_PARAM_PREFIX, Agent
 
 AGENT_GROUP = "harness.agents"
 """The entry point group agents are registered under."""
 
-__all__ = ["AGENT_GROUP", "AgentSpecError", "agent_class", "list_agents", "make_agent"]
+__all__ = [
+    "AGENT_GROUP",
+    "AgentSpecError",
+    "agent_class",
+    "check_agent_params",
+    "list_agents",
+    "make_agent",
+    "split_agent_params",
+]
 
 
 class AgentSpecError(UserError):
@@ -134,12 +144,56 @@ def agent_class(spec: str) -> type[Agent]:
     return _from_module(spec, target, attr)
 
 
-def make_agent(spec: str) -> Agent:
-    """A fresh agent for a spec (a registered name, ``module:Class`` or ``file.py:Class``)."""
+def make_agent(spec: str, params: Mapping[str, Any] | None = None) -> Agent:
+    """A fresh agent for a spec (a registered name, ``module:Class`` or ``file.py:Class``),
+    configured with ``params`` (knob -> value, see :meth:`Agent.configure`) if any are given."""
     cls = agent_class(spec)
     try:
-        return cls()
+        agent = cls()
     except Exception as exc:
         raise AgentSpecError(
             f"agent {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}"
         ) from None
+    if params:
+        configure(agent, spec, params)
+    return agent
+
+
+def configure(agent: Agent, spec: str, params: Mapping[str, Any]) -> None:
+    """``agent.configure(params)``; anything but a UserError it raises becomes one naming ``spec``."""
+    try:
+        agent.configure(params)
+    except UserError:
+        raise
+    except Exception as exc:
+        raise AgentSpecError(
+            f"agent {spec!r}: configure({dict(params)!r}) failed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def split_agent_params(
+    params: Mapping[str, Any] | tuple[tuple[str, Any], ...],
+) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    """A cell's swept parameters split into the agent's knobs (``agent.<knob>``, prefix dropped)
+    and the rest (scenario overrides, in their order)."""
+    items = params.items() if isinstance(params, Mapping) else params
+    knobs: dict[str, Any] = {}
+    rest: list[tuple[str, Any]] = []
+    for key, value in items:
+        if key.startswith(AGENT_PARAM_PREFIX):
+            knobs[key[len(AGENT_PARAM_PREFIX) :]] = value
+        else:
+            rest.append((key, value))
+    return knobs, tuple(rest)
+
+
+def check_agent_params(spec: str, params: Mapping[str, Any]) -> None:
+    """Refuse, before anything runs, knobs the agent ``spec`` does not take or values it does not
+    accept: a :class:`~harness.errors.UserError` of one line naming the agent and the knob.
+
+    ``params`` maps knobs to values, named either way (``backoff`` or ``agent.backoff``).
+    ``harness run`` calls it for every agent of the grid and every value of an ``agent.*`` sweep.
+    """
+    knobs = {k.removeprefix(AGENT_PARAM_PREFIX): v for k, v in params.items()}
+    if knobs:
+        make_agent(spec, knobs)
