@@ -91,3 +91,27 @@ def test_a_broken_seed_span_is_a_clear_manifest_error(seeds: object) -> None:
 
     with pytest.raises(UserError, match=r"manifest\.json: grid: unreadable"):
         Grid.from_json({**_grid((0,)).to_json(), "seeds": seeds})
+
+
+def test_an_agent_knob_sweep_is_an_axis_like_any_other() -> None:
+    from harness.batch.grid import parse_sets
+
+    sweeps = parse_sets(["agent.backoff=fixed,exponential", "agent.retry_budget=1,2", "faults.rate=0,0.5"])
+    assert sweeps == (
+        ("agent.backoff", ("fixed", "exponential")),
+        ("agent.retry_budget", (1, 2)),
+        ("faults.rate", (0, 0.5)),
+    )
+    grid = Grid(("s",), ("reader",), ("is_error",), ("typical",), range(2), sweeps)
+    assert len(grid) == 2 * 2 * 2 * 2 and grid.param_names == (
+        "agent.backoff",
+        "agent.retry_budget",
+        "faults.rate",
+    )
+    assert Grid.from_json(grid.to_json()) == grid
+    cells = grid.cells()
+    assert [grid.index(c) for c in cells] == list(range(len(cells)))
+    assert (
+        cells[0].label()
+        == "s__reader__is_error__typical__0__agent.backoff=fixed__agent.retry_budget=1__faults.rate=0"
+    )
