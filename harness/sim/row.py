@@ -47,9 +47,9 @@ RPC_CODES: tuple[int, ...] = STANDARD_CODES
 STATUSES: tuple[str, ...] = ("ok", "wedged", "harness_error")
 """ok: the session ran to its end; wedged: the server died (escape); harness_error: a harness bug."""
 
-ENDS: tuple[str, ...] = ("finished", "gave_up", "budget", "wedged", "error")
+ENDS: tuple[str, ...] = ("finished", "gave_up", "budget", "wedged", "error", "deadline")
 """How an episode ended: the agent finished or gave up, the step budget ran out, the server
-died, or the harness broke."""
+died, the harness broke, or the scenario's ``deadline_s`` (virtual time) passed."""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ completely on load: every mistake is a :class:`ScenarioError` whose message is
     max_steps = 40                         # the agent's step budget
     step_cost_s = 1.0                      # virtual seconds per step
     call_timeout_s = 30.0                  # a hung call fails after this (virtual)
+    deadline_s = 60.0                      # optional: virtual seconds the task must be done in
     protocol = "2025-11-25"                # the version the client asks for
 
     [task]
@@ -164,6 +165,8 @@ class Scenario:
     protocol: str = LATEST_VERSION
     summary: str = ""
     overrides: tuple[tuple[str, Any], ...] = ()
+    deadline_s: float | None = None
+    """Virtual seconds the task must be done in; None: no deadline (``harness.sim.session``)."""
 
     @property
     def all_tools(self) -> tuple[str, ...]:
@@ -178,7 +181,7 @@ class Scenario:
         ``faults.explicit`` (every rule but silent ones), ``faults.quality`` (every raising
         rule that can speak: its message's quality, with the row's text), ``alternatives``
         (false drops every subgoal's alternatives; true keeps them), ``max_steps``,
-        ``step_cost_s``, ``call_timeout_s``. The name is kept on purpose: seeds
+        ``step_cost_s``, ``call_timeout_s``, ``deadline_s``. The name is kept on purpose: seeds
         derive from it, so the swept copies meet the same random draws.
         """
         out = self
@@ -211,9 +214,17 @@ def _set_rate(kind: str | None) -> Callable[[Scenario, Any, str], Scenario]:
     return apply
 
 
-def _set_explicit(s: Scenario, value: Any, where: str) -> Scenario:
+def _bool_value(value: Any, where: str) -> bool:
+    """A boolean override: true or false, or its text (``--set`` passes ``"false"``)."""
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
     if not isinstance(value, bool):
         raise ScenarioError(f"{where}: must be true or false, got {value!r}")
+    return value
+
+
+def _set_explicit(s: Scenario, value: Any, where: str) -> Scenario:
+    value = _bool_value(value, where)
     faults = tuple(
         dataclasses.replace(r, explicit=value, quality=None, message=None)
         if FAULT_KIND_TABLE[r.kind].never_explicit is None
@@ -236,9 +247,7 @@ def _set_quality(s: Scenario, value: Any, where: str) -> Scenario:
 
 
 def _set_alternatives(s: Scenario, value: Any, where: str) -> Scenario:
-    if not isinstance(value, bool):
-        raise ScenarioError(f"{where}: must be true or false, got {value!r}")
-    if value:
+    if _bool_value(value, where):
         return s  # the scenario's own alternatives
     subgoals = tuple(dataclasses.replace(g, options=g.options[:1]) for g in s.task.subgoals)
     return dataclasses.replace(s, task=dataclasses.replace(s.task, subgoals=subgoals))
@@ -266,6 +275,7 @@ _OVERRIDES: dict[str, Callable[[Scenario, Any, str], Scenario]] = {
     "max_steps": _set_number("max_steps", True),
     "step_cost_s": _set_number("step_cost_s", False),
     "call_timeout_s": _set_number("call_timeout_s", False),
+    "deadline_s": _set_number("deadline_s", False),
 }
 
 
@@ -412,7 +422,7 @@ def _kind(value: Any) -> str:
 
 _TOP_KEYS = {
     "name", "description", "summary", "tools", "allowed", "max_steps", "step_cost_s",
-    "call_timeout_s", "protocol", "task", "faults", "events",
+    "call_timeout_s", "protocol", "task", "faults", "events", "deadline_s",
 }  # fmt: skip
 
 _RULE_KEYS = set(RULE_KEYS)
@@ -438,6 +448,7 @@ def parse_scenario(data: dict[str, Any], *, path: Path | None = None, shown: str
     max_steps = top.integer("max_steps", 40) or 40
     step_cost = top.number("step_cost_s", 1.0) or 1.0
     call_timeout = top.number("call_timeout_s", 30.0) or 30.0
+    deadline = top.number("deadline_s", None)
     protocol = top.string("protocol", LATEST_VERSION)
     if protocol not in SUPPORTED_VERSIONS:
         raise top.fail(
@@ -469,6 +480,7 @@ def parse_scenario(data: dict[str, Any], *, path: Path | None = None, shown: str
         call_timeout_s=call_timeout,
         protocol=protocol,
         summary=summary,
+        deadline_s=deadline,
     )
 
 

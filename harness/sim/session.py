@@ -39,7 +39,6 @@ import json
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import IO, Any
 
@@ -95,10 +94,10 @@ BASELINE_CACHE_SIZE = 4096
 """Baselines kept per process. A batch runs one (scenario, agent, seed) under every strategy,
 and the baseline, run under :data:`BASELINE_STRATEGY`, is the same for all of them."""
 
-_BASELINES: OrderedDict[tuple[Any, ...], tuple[Scenario, bool]] = OrderedDict()
-"""(id(scenario), agent spec, its knobs, seed, codec, host) -> (the scenario, its baseline
-success). The scenario is held, so its id cannot be reused by another while the entry lives; an
-agent given as an object is never cached (its state is the caller's)."""
+_BASELINES: OrderedDict[tuple[int, str, int, str, str], tuple[Scenario, bool]] = OrderedDict()
+"""(id(scenario), agent spec, seed, codec, host) -> (the scenario, its baseline success). The
+scenario is held, so its id cannot be reused by another while the entry lives; an agent given
+as an object is never cached (its state is the caller's)."""
 
 
 def _baseline_success(sc: Scenario, agent: Agent, agent_name: str, seed: int, codec: str, host: str) -> bool:
@@ -117,22 +116,18 @@ def run_session(
     trace: IO[bytes] | None = None,
     *,
     host: str = "typical",
-    agent_params: Mapping[str, Any] | None = None,
 ) -> SessionResult:
     """Run one session and return its record.
 
     ``scenario`` is a :class:`Scenario` or a shipped name / path; ``agent`` an
     :class:`Agent` or a registry name; ``trace`` a binary file the JSONL trace
-    is written to (it is hashed either way); ``agent_params`` the agent's knobs
-    (:meth:`Agent.configure`; the row's ``agent`` stays the spec). Unknown names raise UserError
+    is written to (it is hashed either way). Unknown names raise UserError
     before anything runs; anything that breaks inside becomes a
     ``harness_error`` record rather than an exception.
     """
     started = time.perf_counter()
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    ag = agent if isinstance(agent, Agent) else make_agent(agent, agent_params)
-    if agent_params and isinstance(agent, Agent):
-        agent.configure(agent_params)
+    ag = agent if isinstance(agent, Agent) else make_agent(agent)
     agent_name = agent if isinstance(agent, str) else ag.name  # the spec as given names the row
     if strategy not in STRATEGIES:
         raise unknown_name("strategy", strategy, STRATEGIES)
@@ -149,14 +144,14 @@ def run_session(
     baseline: bool | None = None
     if sc.faults:  # a session without faults is its own baseline
         # Before the session itself, so that an agent passed in ends in the session's state.
-        key = (id(sc), agent_name, tuple(sorted((agent_params or {}).items())), seed, codec, host)
+        key = (id(sc), agent_name, seed, codec, host)
         cached = _BASELINES.get(key) if isinstance(agent, str) else None
         if cached is not None and cached[0] is sc:
             baseline = cached[1]
             _BASELINES.move_to_end(key)
         else:
-            fresh = make_agent(agent, agent_params) if isinstance(agent, str) else ag
-            baseline = _baseline_success(sc, fresh, agent_name, seed, codec, host)
+            baseline = _baseline_success(sc, make_agent(agent) if isinstance(agent, str) else ag,
+                                         agent_name, seed, codec, host)  # fmt: skip
             if isinstance(agent, str):
                 _BASELINES[key] = (sc, baseline)
                 if len(_BASELINES) > BASELINE_CACHE_SIZE:
@@ -349,7 +344,7 @@ class _Session:
 
     def success(self) -> bool:
         """The end state is right and the session ran to its end (the server did not die)."""
-        return self.status == "ok" and self.correct()
+        return self.status == "ok" and self.correct() and self.end != "deadline"
 
     def _is_stale(self, tool: str, arguments: dict[str, Any]) -> bool:
         change = self.changed.get(tool)
@@ -379,6 +374,7 @@ class _Session:
             obs: Observation = Start()
             act, clock, engine, pump = self.agent.act, self.clock, self.engine, self.client.pump_notifications
             max_steps, step_cost_s = self.sc.max_steps, self.sc.step_cost_s
+            deadline = self.sc.deadline_s
             while self.steps < max_steps:
                 action = act(obs)
                 self.steps += 1
@@ -395,6 +391,10 @@ class _Session:
                     return
                 else:
                     obs = self._execute(action)
+                if deadline is not None and clock.now > deadline:
+                    self.end = "deadline"  # work done past it does not count: the session ends
+                    self.trace.note(self.steps, deadline=deadline, clock=clock.now)
+                    return
                 self._due_events()
                 notes = pump()
                 if notes:

@@ -369,6 +369,7 @@ def test_alternatives_false_drops_every_subgoal_s_alternatives() -> None:
     assert [g.options[0] for g in bare.task.subgoals] == [g.options[0] for g in sc.task.subgoals]
     assert sc.with_overrides({"alternatives": True}).task == sc.task
     assert bare.overrides == (("alternatives", False),)
+    assert sc.with_overrides({"alternatives": "false"}).task == bare.task  # as --set passes it
     with pytest.raises(ScenarioError, match=r"overrides\.alternatives: must be true or false"):
         sc.with_overrides({"alternatives": "no"})
 
@@ -386,3 +387,45 @@ def test_a_rule_without_quality_says_what_explicit_means() -> None:
     assert FaultRule(0, "transient", "weather").said == "explicit"
     assert FaultRule(0, "transient", "weather", explicit=False).said == "absent"
     assert FaultRule(0, "transient", "weather", explicit=True, quality="vague").said == "vague"
+
+
+# -- a deadline on virtual time -----------------------------------------------------------------
+
+
+def _limited(deadline: float | None) -> Scenario:
+    doc: dict[str, Any] = {
+        "description": "A rate limit that takes ten virtual seconds to wait out.",
+        "tools": ["weather"],
+        "task": {"subgoals": [{"tool": "weather", "arguments": {"city": "Oslo"}}]},
+        "faults": [{"kind": "rate_limited", "tool": "weather", "calls": [1], "retry_after_s": 10.0}],
+    }
+    if deadline is not None:
+        doc["deadline_s"] = deadline
+    return parse_scenario(doc)
+
+
+def test_waiting_past_the_deadline_ends_the_session_as_failed() -> None:
+    free, _ = traced(_limited(None), "reader", "is_error")
+    assert free.success and free.virtual_time_s > 10
+    late, lines = traced(_limited(8.0), "reader", "is_error")
+    assert late.end == "deadline" and not late.success and late.subgoals_done == 0
+    assert [line["deadline"] for line in lines if "deadline" in line] == [8.0]
+    roomy, _ = traced(_limited(30.0), "reader", "is_error")
+    assert roomy.success and roomy.end == "finished"
+
+
+def test_a_deadline_is_a_scenario_key_and_an_override() -> None:
+    sc = _limited(None)
+    assert sc.deadline_s is None and sc.with_overrides({"deadline_s": 8}).deadline_s == 8.0
+    with pytest.raises(ScenarioError, match=r"overrides\.deadline_s: must be a positive number"):
+        sc.with_overrides({"deadline_s": 0})
+
+
+def test_a_bad_deadline_names_file_field_and_problem(tmp_path: Path) -> None:
+    path = tmp_path / "case.toml"
+    path.write_text(
+        FILE.replace('tools = ["weather", "book"]', 'tools = ["weather"]\ndeadline_s = -1')
+        + 'kind = "transient"\n'
+    )
+    with pytest.raises(ScenarioError, match=r"case\.toml: deadline_s: must be positive, got -1"):
+        load_scenario(str(path))
