@@ -39,6 +39,7 @@ import json
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import IO, Any
 
@@ -94,10 +95,10 @@ BASELINE_CACHE_SIZE = 4096
 """Baselines kept per process. A batch runs one (scenario, agent, seed) under every strategy,
 and the baseline, run under :data:`BASELINE_STRATEGY`, is the same for all of them."""
 
-_BASELINES: OrderedDict[tuple[int, str, int, str, str], tuple[Scenario, bool]] = OrderedDict()
-"""(id(scenario), agent spec, seed, codec, host) -> (the scenario, its baseline success). The
-scenario is held, so its id cannot be reused by another while the entry lives; an agent given
-as an object is never cached (its state is the caller's)."""
+_BASELINES: OrderedDict[tuple[Any, ...], tuple[Scenario, bool]] = OrderedDict()
+"""(id(scenario), agent spec, its knobs, seed, codec, host) -> (the scenario, its baseline
+success). The scenario is held, so its id cannot be reused by another while the entry lives; an
+agent given as an object is never cached (its state is the caller's)."""
 
 
 def _baseline_success(sc: Scenario, agent: Agent, agent_name: str, seed: int, codec: str, host: str) -> bool:
@@ -116,18 +117,22 @@ def run_session(
     trace: IO[bytes] | None = None,
     *,
     host: str = "typical",
+    agent_params: Mapping[str, Any] | None = None,
 ) -> SessionResult:
     """Run one session and return its record.
 
     ``scenario`` is a :class:`Scenario` or a shipped name / path; ``agent`` an
     :class:`Agent` or a registry name; ``trace`` a binary file the JSONL trace
-    is written to (it is hashed either way). Unknown names raise UserError
+    is written to (it is hashed either way); ``agent_params`` the agent's knobs
+    (:meth:`Agent.configure`; the row's ``agent`` stays the spec). Unknown names raise UserError
     before anything runs; anything that breaks inside becomes a
     ``harness_error`` record rather than an exception.
     """
     started = time.perf_counter()
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    ag = agent if isinstance(agent, Agent) else make_agent(agent)
+    ag = agent if isinstance(agent, Agent) else make_agent(agent, agent_params)
+    if agent_params and isinstance(agent, Agent):
+        agent.configure(agent_params)
     agent_name = agent if isinstance(agent, str) else ag.name  # the spec as given names the row
     if strategy not in STRATEGIES:
         raise unknown_name("strategy", strategy, STRATEGIES)
@@ -144,14 +149,14 @@ def run_session(
     baseline: bool | None = None
     if sc.faults:  # a session without faults is its own baseline
         # Before the session itself, so that an agent passed in ends in the session's state.
-        key = (id(sc), agent_name, seed, codec, host)
+        key = (id(sc), agent_name, tuple(sorted((agent_params or {}).items())), seed, codec, host)
         cached = _BASELINES.get(key) if isinstance(agent, str) else None
         if cached is not None and cached[0] is sc:
             baseline = cached[1]
             _BASELINES.move_to_end(key)
         else:
-            baseline = _baseline_success(sc, make_agent(agent) if isinstance(agent, str) else ag,
-                                         agent_name, seed, codec, host)  # fmt: skip
+            fresh = make_agent(agent, agent_params) if isinstance(agent, str) else ag
+            baseline = _baseline_success(sc, fresh, agent_name, seed, codec, host)
             if isinstance(agent, str):
                 _BASELINES[key] = (sc, baseline)
                 if len(_BASELINES) > BASELINE_CACHE_SIZE:
