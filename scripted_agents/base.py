@@ -290,7 +290,8 @@ class ScriptedAgent(Agent):
     def act(self, observation: Observation) -> Action:
         action = self.observe(observation)
         if (
-            self.relist != "never"
+            observation.notifications  # mostly empty: the cheapest test first
+            and self.relist != "never"
             and TOOLS_LIST_CHANGED in observation.notifications
             and not isinstance(action, Finish | GiveUp | ListTools)
         ):
