@@ -570,7 +570,11 @@ def _message(family: Family, kind: str, rule: dict[str, Any], rng: np.random.Gen
     if FAULT_KIND_TABLE[kind].never_explicit is not None:
         return
     if family.quality is not None:
-        rule["quality"] = family.quality.draw(rng)
+        # A kind that answers content (not an error text) can only be explicit or absent.
+        raises = FAULT_KIND_TABLE[kind].raises
+        quality = family.quality.draw(rng, lambda q: raises or q in ("explicit", "absent"))
+        if quality is not None:
+            rule["quality"] = quality
     else:
         rule["explicit"] = bool(rng.random() < family.explicit)
 

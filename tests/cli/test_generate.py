@@ -116,3 +116,28 @@ def test_generate_and_run_refuse_an_unknown_family(
     assert rc == 2 and "unknown family 'mixd'" in err
     rc, _, err = cli(["run", "--family", "mixd", "--out", str(tmp_path / "r")], capsys)
     assert rc == 2 and "unknown family 'mixd'" in err and "sessions ->" not in err
+
+
+def test_the_study_preset_samples_every_shipped_family_and_says_it_takes_a_while(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.sim.family import list_families
+
+    small = ["--agents", "naive", "--strategies", "is_error", "--executor", "serial", "--no-compare"]
+    rc, _, err = cli(
+        ["run", "--study", "--count", "1", "--seeds", "1", *small, "--out", str(tmp_path / "s")], capsys
+    )
+    assert rc == 0, err
+    assert "this may take a few minutes" in err and "harness run: 5/5 sessions" in err  # progress lines
+    done = rows(tmp_path / "s")
+    assert sorted(done.scenario) == sorted(f"{f}-0-0000" for f in list_families())
+    rc, _, err = cli(["run", "--study", "flaky_weather", "--out", str(tmp_path / "t")], capsys)
+    assert rc == 2 and "--study is a preset of its own" in err
+
+
+def test_the_study_preset_reaches_200_scenarios() -> None:
+    from harness.cli.run import STUDY_SCENARIOS, STUDY_SEEDS
+    from harness.sim.family import list_families
+
+    per_family = -(-STUDY_SCENARIOS // len(list_families()))
+    assert STUDY_SCENARIOS >= 200 and per_family * len(list_families()) >= 200 and STUDY_SEEDS == 5

@@ -108,3 +108,25 @@ def test_a_family_that_cannot_form_a_scenario_says_so(tmp_path: Path) -> None:
 def test_unknown_family_name_suggests_the_nearest() -> None:
     with pytest.raises(Exception, match="did you mean 'mixed'"):
         load_family("mixd")
+
+
+def test_a_family_with_quality_draws_every_quality_where_the_kind_allows_it() -> None:
+    from harness.sim.faults import FAULT_KIND_TABLE
+
+    drawn = sample(load_family("message-quality"), 80, 0)
+    rules = [f for _, d in drawn for f in d.get("faults", [])]
+    assert {f["quality"] for f in rules} == {"explicit", "vague", "absent", "misleading", "adversarial"}
+    assert all(FAULT_KIND_TABLE[f["kind"]].raises for f in rules)
+
+
+def test_every_fault_kind_can_be_drawn_and_validates(tmp_path: Path) -> None:
+    from harness.sim.faults import FAULT_KINDS
+
+    path = tmp_path / "all.toml"
+    kinds = ", ".join(f'"{k}"' for k in FAULT_KINDS)
+    path.write_text(
+        'description = "x"\n[task]\nreads = ["weather", "search", "convert", "query_db"]\n'
+        f'writes = ["book"]\nsubgoals = {{ min = 2, max = 4 }}\n[faults]\ncount = 2\nkinds = [{kinds}]\n'
+    )
+    drawn = sample(load_family(str(path)), 200, 0)
+    assert {f["kind"] for _, d in drawn for f in d["faults"]} == set(FAULT_KINDS)
