@@ -199,7 +199,15 @@ ISSUE_17_KINDS = (
     "malformed",
     "silent",
 )
-ISSUE_18_KINDS = ("futile_outage", "post_commit", "silent_noop", "stale", "wrong_units", "partial")
+ISSUE_18_KINDS = (
+    "futile_outage",
+    "post_commit",
+    "silent_noop",
+    "stale",
+    "wrong_units",
+    "partial",
+    "schema_drift",
+)
 
 
 def test_the_kinds_are_the_eight_of_issue_17_then_those_of_issue_18() -> None:

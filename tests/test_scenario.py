@@ -308,7 +308,15 @@ def test_overrides_set_every_rate_and_leave_schedules_alone() -> None:
     assert not any(r.explicit for r in implicit.faults)
 
 
-ISSUE_18_KINDS = ("futile_outage", "post_commit", "silent_noop", "stale", "wrong_units", "partial")
+ISSUE_18_KINDS = (
+    "futile_outage",
+    "post_commit",
+    "silent_noop",
+    "stale",
+    "wrong_units",
+    "partial",
+    "schema_drift",
+)
 
 
 def _one_fault_scenario(kind: str) -> Scenario:

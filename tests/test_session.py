@@ -154,6 +154,7 @@ ISSUE_18_TASKS: dict[str, tuple[str, dict[str, Any]]] = {
     "stale": ("weather", {"city": "Oslo"}),
     "wrong_units": ("convert", {"amount": 100, "source": "USD", "target": "EUR"}),
     "partial": ("search", {"query": "mcp"}),
+    "schema_drift": ("weather", {"city": "Oslo"}),
 }
 
 

@@ -94,6 +94,7 @@ REMEDIES: dict[str, str] = {
     "wait": "wait the seconds the text names (``value``), then call again",
     "switch": "use an alternative tool",
     "fix_argument": "set ``argument`` to ``value`` and call again",
+    "refit": "list the tools again and fit the arguments to the tool's new inputSchema",
 }
 """What a reader can do about a fault whose message it understood (a :attr:`Lesson.remedy`)."""
 
@@ -150,6 +151,8 @@ class FaultRule:
     """too_large: the largest ``argument`` the tool answers."""
     form: str = "truncated"
     """malformed: ``truncated`` JSON text or ``binary`` non-text content."""
+    variant: str = "v2"
+    """schema_drift: the catalogue variant the tool's inputSchema changes to."""
     quality: str | None = None
     """The message's quality (one of :data:`QUALITIES`); None: ``explicit`` if :attr:`explicit`,
     else ``absent`` (the meaning of the older ``explicit`` key)."""
@@ -299,6 +302,9 @@ class FaultKind:
     """Raising kinds: the tool runs (a write is stored) before the call fails."""
     tool_check: Callable[[CatalogueTool], str | None] | None = None
     """What the rule's tool must be (a write, a read): the problem, or None."""
+    drifts: bool = False
+    """Raising kinds: the hit call changes the tool's inputSchema to the rule's ``variant``
+    (the engine's :attr:`FaultEngine.on_drift` swaps it in on the server, without notice)."""
 
     def __post_init__(self) -> None:
         if (self.message is None) == (self.content is None):
@@ -330,6 +336,8 @@ class FaultEngine:
     last: CallOutcome | None = None
     listener: Callable[[InjectedFault], None] | None = None
     """Told of each fault as it is injected (the session writes it to the trace)."""
+    on_drift: Callable[[str, str], None] | None = None
+    """``(tool, variant)``: swaps a tool's schema when a drifting fault hits (the session's)."""
     _fires: list[tuple[bool, ...]] = field(default_factory=list)
     _states: list[_RuleState] = field(default_factory=list)
     _kinds: list[FaultKind] = field(default_factory=list)
@@ -443,6 +451,8 @@ class FaultEngine:
             self.clock.advance(self.call_timeout_s)
         if kind.commits:
             tool.run(self.world, args)  # the write happens; the answer says it did not
+        if kind.drifts and self.on_drift is not None:
+            self.on_drift(tool.name, rule.variant)
         raise ToolFault(rule.kind, self.message(rule, tool, args))
 
     def message(self, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]) -> str:
@@ -677,6 +687,29 @@ def _a_write(tool: CatalogueTool) -> str | None:
 
 def _a_read(tool: CatalogueTool) -> str | None:
     return None if tool.store is None else f"{tool.name} is a write tool (it needs a read tool)"
+
+
+def _decide_drift(
+    rule: FaultRule, st: _RuleState, hit: bool, args: Mapping[str, Any], tool: CatalogueTool, now: float
+) -> bool:
+    if st.exempt:
+        return False  # drifted: the server now checks the new schema itself
+    if hit:
+        st.exempt = True
+    return hit
+
+
+def _says_schema_drift(
+    engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]
+) -> str:
+    new = next(iter(tool.variants[rule.variant].renames), "?")
+    return f"{tool.name}'s input schema changed: missing required argument '{new}'; list the tools again"
+
+
+def _a_variant(value: Any, tool: CatalogueTool) -> str | None:
+    if value in tool.variants:
+        return None
+    return f"{tool.name} has no schema variant {value!r} (it has: {', '.join(tool.variants) or 'none'})"
 
 
 _SAYS_TEMPORARY = "temporary failure in {tool}: upstream returned 503; try again"
@@ -922,6 +955,25 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             never_explicit="a partial answer says nothing by definition",
             tool_check=_a_read,
             retry_fixes=True,
+        ),
+        FaultKind(
+            "schema_drift",
+            does="the hit call changes the tool's inputSchema (its `variant`, no notice) and fails",
+            recovers="list the tools again, refit the arguments",
+            example={"tool": "weather", "variant": "v2"},
+            keys=(
+                FaultKey(
+                    "variant",
+                    "string",
+                    "the catalogue variant the schema changes to",
+                    default="v2",
+                    check=_a_variant,
+                ),
+            ),
+            decide=_decide_drift,
+            message=_says_schema_drift,
+            drifts=True,
+            lesson=Lesson(re.compile(r"input schema changed"), "refit", rank=35),
         ),
     )
 }

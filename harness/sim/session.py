@@ -211,6 +211,7 @@ class _Session:
             sc.call_timeout_s,
         )
         self.engine.listener = self._on_fault
+        self.engine.on_drift = self._drift
         universe = sc.allowed if sc.allowed is not None else sc.all_tools
         self.universe: tuple[str, ...] = universe
         self.server = MCPServer("harness-scenario", "0.1.0", allowed_tools=universe, tool_errors=strategy)
@@ -267,6 +268,12 @@ class _Session:
             annotations=spec.annotations,
         )
         self.variants[name] = variant
+
+    def _drift(self, tool: str, variant: str) -> None:
+        """A schema_drift fault: the tool's inputSchema becomes ``variant``'s, without notice."""
+        self._register(tool, variant, notify=False)
+        self.changed[tool] = "change_schema"
+        self.trace.note(self.steps, drift={"tool": tool, "variant": variant})
 
     def _apply(self, ev: Event) -> None:
         self.trace.note(self.steps, event=ev.to_json())

@@ -429,3 +429,35 @@ def test_a_bad_deadline_names_file_field_and_problem(tmp_path: Path) -> None:
     )
     with pytest.raises(ScenarioError, match=r"case\.toml: deadline_s: must be positive, got -1"):
         load_scenario(str(path))
+
+
+# -- schema drift -----------------------------------------------------------------------------
+
+
+def _drifting(explicit: bool = True) -> Scenario:
+    return scenario("weather", {"city": "Oslo"}, {"kind": "schema_drift", "calls": [1], "explicit": explicit})
+
+
+def test_a_schema_drift_changes_the_served_schema_without_notice_and_fails_the_call() -> None:
+    result, lines = traced(_drifting(), "reader", "is_error")
+    assert [line["drift"] for line in lines if "drift" in line] == [{"tool": "weather", "variant": "v2"}]
+    assert not any(line.get("msg", {}).get("method") == "notifications/tools/list_changed" for line in lines)
+    assert error_texts(lines)[0].startswith(
+        "weather's input schema changed: missing required argument 'location'"
+    )
+    # The reader keeps its tool list from reset: its identical calls no longer fit the schema.
+    assert result.faults_schema_drift == 1 and result.stale_tool_calls >= 1 and not result.success
+
+
+def test_after_a_schema_drift_an_agent_that_re_lists_refits_and_succeeds() -> None:
+    result, lines = traced(_drifting(), "refresher", "is_error")
+    calls = [line["msg"]["params"] for line in lines if line.get("msg", {}).get("method") == "tools/call"]
+    assert calls[-1] == {"name": "weather", "arguments": {"location": "Oslo"}}
+    assert result.success and result.faults_schema_drift == 1
+
+
+def test_a_schema_drift_needs_a_variant_of_its_tool() -> None:
+    with pytest.raises(ScenarioError, match=r"faults\[0\]\.variant: convert has no schema variant 'v2'"):
+        scenario(
+            "convert", {"amount": 1, "source": "EUR", "target": "NOK"}, {"kind": "schema_drift", "calls": [1]}
+        )

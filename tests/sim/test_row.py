@@ -46,7 +46,7 @@ APPENDED = (
 
 APPENDED_18 = (
     "faults_futile_outage", "faults_post_commit", "faults_silent_noop", "faults_stale",
-    "faults_wrong_units", "faults_partial",
+    "faults_wrong_units", "faults_partial", "faults_schema_drift",
 )  # fmt: skip
 """The columns of the fault kinds of issue 18, at the end likewise."""
 
