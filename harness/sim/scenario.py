@@ -28,7 +28,9 @@ completely on load: every mistake is a :class:`ScenarioError` whose message is
     kind = "transient"
     tool = "weather"
     rate = 0.3                             # or calls = [1, 3]
-    explicit = true
+    explicit = true                        # or quality = "explicit" | "vague" | "absent" |
+                                           #   "misleading" | "adversarial"
+    message = "{tool} is busy; try again"  # optional: the text, with placeholders
 
     [[events]]                             # changes to the tool list mid-session
     kind = "add_tool"                      # add_tool | remove_tool | change_schema | revoke
