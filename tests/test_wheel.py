@@ -19,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(p.name for p in (ROOT / "scenarios").glob("*.toml"))
+FAMILIES = sorted(p.name for p in (ROOT / "scenarios" / "families").glob("*.toml"))
 
 pytestmark = pytest.mark.slow
 
@@ -60,6 +61,9 @@ def test_the_wheel_carries_every_shipped_scenario_and_the_fixture_data(wheel: Pa
     assert SHIPPED, "no scenarios in the checkout"
     for scenario in SHIPPED:
         assert f"harness/scenarios/{scenario}" in names
+    assert FAMILIES, "no families in the checkout"
+    for family in FAMILIES:
+        assert f"harness/scenarios/families/{family}" in names
     assert "harness/fixtures/data/conformance.toml" in names
     assert "harness/py.typed" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -91,6 +95,7 @@ def test_installed_from_the_wheel_list_and_run_work_from_any_directory(wheel: Pa
         [str(harness), "list", "--json"], cwd=elsewhere, env=env, capture_output=True, text=True, check=True
     )
     assert all(Path(s).stem in listed.stdout for s in SHIPPED)
+    assert all(f'"{Path(f).stem}"' in listed.stdout for f in FAMILIES)
     run = subprocess.run(
         [str(harness), "run", "flaky_weather", "--seeds", "2", "--executor", "serial", "--out", "out"],
         cwd=elsewhere,
