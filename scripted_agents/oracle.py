@@ -59,6 +59,10 @@ class OracleView(Protocol):
         """A pending event will make ``tool`` callable at a later step."""
 
 
+_NO_CALL_PASSES = frozenset({"permanent", "futile_outage"})
+"""Fault kinds no later call of the same tool gets past: the oracle takes another option."""
+
+
 class OracleAgent(ScriptedAgent):
     """Plans every call against the ground truth; see the module docstring."""
 
@@ -97,7 +101,7 @@ class OracleAgent(ScriptedAgent):
                 continue
             args = remap(view.fixes(opt.tool, dict(opt.arguments)), view.schema(opt.tool))
             kind = view.peek(opt.tool, args)
-            if kind == "permanent":
+            if kind in _NO_CALL_PASSES:
                 continue
             if best is None or (best[0] and kind is None):
                 best = (kind is not None, opt.tool, args, kind)

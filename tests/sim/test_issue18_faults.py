@@ -461,3 +461,14 @@ def test_a_schema_drift_needs_a_variant_of_its_tool() -> None:
         scenario(
             "convert", {"amount": 1, "source": "EUR", "target": "NOK"}, {"kind": "schema_drift", "calls": [1]}
         )
+
+
+def test_the_oracle_takes_the_alternative_to_a_futile_outage_and_gives_up_without_one() -> None:
+    outage = {"kind": "futile_outage", "calls": [1]}
+    alt = [{"tool": "forecast", "arguments": {"location": "Oslo"}}]
+    rescued = run_session(
+        scenario("weather", {"city": "Oslo"}, outage, alternatives=alt), "oracle", "is_error", 0
+    )
+    assert rescued.success and rescued.faults_futile_outage == 0  # it never called into the outage
+    alone = run_session(scenario("weather", {"city": "Oslo"}, outage), "oracle", "is_error", 0)
+    assert alone.gave_up and alone.tool_calls == 0
