@@ -45,6 +45,8 @@ from harness.sim.scenario import (
     ScenarioError,
     load_scenario,
     parse_scenario,
+    shipped_names,
+    shipped_or_path,
 )
 from harness.sim.seeding import derive_seed, np_random
 
@@ -304,19 +306,12 @@ def parse_family(data: dict[str, Any], *, path: Path, shown: str, digest: str = 
 
 def list_families() -> list[str]:
     """The shipped family names (file stems in ``scenarios/families/``), sorted."""
-    return sorted(p.stem for p in FAMILY_DIR.glob("*.toml"))
+    return shipped_names(FAMILY_DIR)
 
 
 def family_path(name_or_path: str) -> Path:
-    path = Path(name_or_path)
-    if name_or_path.endswith(".toml") or path.parent != Path("."):
-        if not path.is_file():
-            raise FamilyError(f"{name_or_path}: file: no such family file")
-        return path
-    shipped = FAMILY_DIR / f"{name_or_path}.toml"
-    if not shipped.is_file():
-        raise unknown_name("family", name_or_path, list_families())
-    return shipped
+    """The file a shipped family name or a path stands for; an unknown name is a UserError."""
+    return shipped_or_path(name_or_path, FAMILY_DIR, "family", FamilyError)
 
 
 def load_family(name_or_path: str) -> Family:

@@ -284,22 +284,34 @@ _OVERRIDES: dict[str, Callable[[Scenario, Any, str], Scenario]] = {
 # -- loading ------------------------------------------------------------------------------
 
 
+def shipped_names(folder: Path) -> list[str]:
+    """The names shipped in ``folder``: its ``*.toml`` file stems, sorted."""
+    return sorted(p.stem for p in folder.glob("*.toml"))
+
+
+def shipped_or_path(name_or_path: str, folder: Path, what: str, error: type[UserError]) -> Path:
+    """The file a shipped name (in ``folder``) or a path stands for. A missing path raises
+    ``error`` as ``path: file: no such <what> file``; an unknown name a UserError naming the
+    nearest shipped ones. Scenarios and families are found the same way."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".toml") or path.parent != Path("."):
+        if not path.is_file():
+            raise error(f"{name_or_path}: file: no such {what} file")
+        return path
+    shipped = folder / f"{name_or_path}.toml"
+    if not shipped.is_file():
+        raise unknown_name(what, name_or_path, shipped_names(folder))
+    return shipped
+
+
 def list_scenarios() -> list[str]:
     """The shipped scenario names (file stems in ``scenarios/``), sorted."""
-    return sorted(p.stem for p in SCENARIO_DIR.glob("*.toml"))
+    return shipped_names(SCENARIO_DIR)
 
 
 def scenario_path(name_or_path: str) -> Path:
     """The file a shipped name or a path stands for; an unknown name is a UserError."""
-    path = Path(name_or_path)
-    if name_or_path.endswith(".toml") or path.parent != Path("."):
-        if not path.is_file():
-            raise ScenarioError(f"{name_or_path}: file: no such scenario file")
-        return path
-    shipped = SCENARIO_DIR / f"{name_or_path}.toml"
-    if not shipped.is_file():
-        raise unknown_name("scenario", name_or_path, list_scenarios())
-    return shipped
+    return shipped_or_path(name_or_path, SCENARIO_DIR, "scenario", ScenarioError)
 
 
 def load_scenario(name_or_path: str) -> Scenario:
