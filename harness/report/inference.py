@@ -51,7 +51,7 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -172,6 +172,34 @@ def _ratio(num: FloatArray, den: FloatArray, axis: int = -1) -> Any:
     return np.sum(num, axis=axis) / np.sum(den, axis=axis)
 
 
+def percentile_interval(
+    samples: Sequence[np.ndarray[Any, Any]],
+    statistic: Callable[..., Any],
+    rng: np.random.Generator,
+    n_resamples: int = N_RESAMPLES,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
+    """A percentile bootstrap interval of ``statistic`` over ``samples`` (paired when several);
+    a constant or a single value gives its own zero-width interval, an empty one NaNs."""
+    n = len(samples[0])
+    if n == 0:
+        return (math.nan, math.nan)
+    if n == 1 or all(np.ptp(s) == 0 for s in samples):
+        value = float(statistic(*samples, axis=-1))
+        return (value, value)
+    res = stats.bootstrap(
+        tuple(samples),
+        statistic,
+        paired=len(samples) > 1,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=rng,
+    )
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
 def cluster_bootstrap(
     num: Sequence[float] | FloatArray,
     den: Sequence[float] | FloatArray,
@@ -202,17 +230,7 @@ def cluster_bootstrap(
     ratios = top / bottom
     if len(top) == 1 or np.ptp(ratios) == 0:
         return (point, point)
-    res = stats.bootstrap(
-        (top, bottom),
-        _ratio,
-        paired=True,
-        vectorized=True,
-        n_resamples=n_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        rng=rng,
-    )
-    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+    return percentile_interval([top, bottom], _ratio, rng, n_resamples, confidence)
 
 
 def cluster_t_interval(

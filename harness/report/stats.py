@@ -28,20 +28,16 @@ across scenarios, and p-values adjusted over the table; each row then carries ``
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.special import comb
 
 from harness.batch.grid import KEY_COLUMNS
 from harness.report import inference
-from harness.report.inference import Adjust, Unit
-
-CONFIDENCE = 0.95
-N_RESAMPLES = 2000
+from harness.report.inference import CONFIDENCE, N_RESAMPLES, Adjust, Unit
 
 TASK_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host")
 
@@ -49,32 +45,6 @@ TASK_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host")
 def param_columns(df: pd.DataFrame) -> list[str]:
     """Swept-parameter columns (``--set key=...`` records the key as a column)."""
     return inference.param_columns(df)
-
-
-def _interval(
-    samples: Sequence[np.ndarray[Any, Any]],
-    statistic: Callable[..., Any],
-    rng: np.random.Generator,
-    n_resamples: int = N_RESAMPLES,
-    confidence: float = CONFIDENCE,
-) -> tuple[float, float]:
-    n = len(samples[0])
-    if n == 0:
-        return (math.nan, math.nan)
-    if n == 1 or all(np.ptp(s) == 0 for s in samples):
-        value = float(statistic(*samples, axis=-1))
-        return (value, value)
-    res = stats.bootstrap(
-        tuple(samples),
-        statistic,
-        paired=len(samples) > 1,
-        vectorized=True,
-        n_resamples=n_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        rng=rng,
-    )
-    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
 def _mean(x: np.ndarray[Any, Any], axis: int = -1) -> Any:
@@ -172,7 +142,9 @@ def compare(
             row["n"] = len(sdf)
             succ = sdf["success"].to_numpy(dtype=float)
             row["success_rate"] = float(succ.mean())
-            row["success_lo"], row["success_hi"] = _interval([succ], _mean, rng, n_resamples, confidence)
+            row["success_lo"], row["success_hi"] = inference.percentile_interval(
+                [succ], _mean, rng, n_resamples, confidence
+            )
             per_task = sdf.groupby(task_cols, dropna=False)["success"].agg(["sum", "count"])
             passes = [pass_hat_k(int(s), int(n), k) for s, n in per_task.itertuples(index=False, name=None)]
             row["pass_k"] = float(np.nanmean(passes)) if not all(math.isnan(p) for p in passes) else math.nan
@@ -184,7 +156,7 @@ def compare(
                 # every resample's denominator positive.
                 met = opp > 0
                 row["recovery_lo"], row["recovery_hi"] = (
-                    _interval([rec[met], opp[met]], _ratio, rng, n_resamples, confidence)
+                    inference.percentile_interval([rec[met], opp[met]], _ratio, rng, n_resamples, confidence)
                     if met.any()
                     else (math.nan, math.nan)
                 )
@@ -300,7 +272,7 @@ def _paired(
     other = joined["success"].to_numpy(dtype=bool)
     ref = joined["success_base"].to_numpy(dtype=bool)
     diff = other.astype(float) - ref.astype(float)
-    lo, hi = _interval([diff], _mean, rng, n_resamples, confidence)
+    lo, hi = inference.percentile_interval([diff], _mean, rng, n_resamples, confidence)
     b, c, p = mcnemar(ref, other)
     return {
         "n_pairs": len(joined),
