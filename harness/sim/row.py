@@ -25,10 +25,11 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 3
+ROW_VERSION = 4
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
-fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end). A run is resumed
+fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
+cost columns (``tokens_in``, ``tokens_out``, ``model_latency_s``; issue 21). A run is resumed
 only by code that writes the same version, so one table never mixes two meanings or shapes."""
 
 FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
@@ -66,6 +67,12 @@ def _column(meaning: str, row_type: object = None) -> Any:
     # A dataclass field that is one column; ``row_type`` when the row holds another type
     # than the field (a tuple field is a list in the row).
     return field(metadata={"meaning": meaning, "row_type": row_type})
+
+
+def _late_column(meaning: str, default: Any) -> Any:
+    # A column placed after the groups' appended columns (added after them), with a default
+    # for the agents that have nothing to report in it.
+    return field(default=default, metadata={"meaning": meaning, "row_type": None, "late": True})
 
 
 def _group(columns: Iterable[tuple[Any, Column]], appended: Iterable[Any] = ()) -> Any:
@@ -131,6 +138,9 @@ class SessionResult:
         "an opportunity's steps from first fault to right end state, or to the budget if never (NaN if none)"
     )
     recover_censored: bool = _column("an opportunity never recovered: time_to_recover_steps is a bound")
+    tokens_in: int = _late_column("prompt tokens the agent's model read (0 without a model)", 0)
+    tokens_out: int = _late_column("completion tokens the agent's model wrote (0 without a model)", 0)
+    model_latency_s: float = _late_column("real seconds the agent's model took to answer (0 without)", 0.0)
 
     def __post_init__(self) -> None:
         for name, keys in _GROUP_KEYS.items():
@@ -163,18 +173,20 @@ class SessionResult:
 def _flatten() -> tuple[tuple[Column, ...], dict[str, tuple[str, Any]], dict[str, frozenset[Any]]]:
     columns: list[Column] = []
     appended: list[Column] = []
+    late: list[Column] = []
     derived: dict[str, tuple[str, Any]] = {}
     groups: dict[str, frozenset[Any]] = {}
     for f in fields(SessionResult):
         group = f.metadata.get("group")
         if group is None:
-            columns.append(Column(f.name, f.metadata["row_type"] or f.type, f.metadata["meaning"]))
+            column = Column(f.name, f.metadata["row_type"] or f.type, f.metadata["meaning"])
+            (late if f.metadata.get("late") else columns).append(column)
             continue
         groups[f.name] = frozenset(key for key, _ in group)
         for key, column in group:
             (appended if key in f.metadata["appended"] else columns).append(column)
             derived[column.name] = (f.name, key)
-    return tuple(columns + appended), derived, groups
+    return tuple(columns + appended + late), derived, groups
 
 
 COLUMNS, _DERIVED, _GROUP_KEYS = _flatten()

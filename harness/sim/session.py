@@ -91,6 +91,12 @@ BASELINE_STRATEGY = "is_error"
 recovery denominator) is the same for every strategy of a comparison."""
 
 
+AGENT_METRICS = "session_metrics"
+"""The hook an agent may have to report what its session cost: ``session_metrics()`` returns a
+mapping with any of ``tokens_in``, ``tokens_out``, ``model_latency_s`` (row columns, 0 when not
+given), read once when the session ends (the LLM agent's, docs/llm.md)."""
+
+
 BASELINE_CACHE_SIZE = 4096
 """Baselines kept per process. A batch runs one (scenario, agent, seed) under every strategy,
 and the baseline, run under :data:`BASELINE_STRATEGY`, is the same for all of them."""
@@ -502,6 +508,8 @@ class _Session:
                 time_to_recover = float(recover[0])
             else:
                 time_to_recover, censored = float(max(self.sc.max_steps - first, 0)), True
+        report = getattr(self.agent, AGENT_METRICS, None)
+        metrics: Mapping[str, Any] = report() if callable(report) else {}
         return SessionResult(
             scenario=self.sc.name,
             agent=self.agent_name,
@@ -544,6 +552,9 @@ class _Session:
             baseline_success=baseline,
             time_to_recover_steps=time_to_recover,
             recover_censored=censored,
+            tokens_in=int(metrics.get("tokens_in", 0)),
+            tokens_out=int(metrics.get("tokens_out", 0)),
+            model_latency_s=float(metrics.get("model_latency_s", 0.0)),
         )
 
 

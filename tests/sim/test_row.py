@@ -50,9 +50,12 @@ APPENDED_18 = (
 )  # fmt: skip
 """The columns of the fault kinds of issue 18, at the end likewise."""
 
+APPENDED_21 = ("tokens_in", "tokens_out", "model_latency_s")
+"""A model's cost (issue 21): 0 for the scripted agents."""
+
 
 def test_the_column_order_is_the_one_results_were_written_in() -> None:
-    assert ROW_COLUMNS == ORDER + APPENDED + APPENDED_18
+    assert ROW_COLUMNS == ORDER + APPENDED + APPENDED_18 + APPENDED_21
     assert SESSION_ROW_COLUMNS is ROW_COLUMNS and SessionSessionResult is SessionResult
 
 
