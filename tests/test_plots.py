@@ -180,3 +180,21 @@ def test_a_scenario_that_always_succeeds_has_an_exact_interval_not_a_zero_width_
     assert (low, high) == (pytest.approx(exact_interval(16, 16)[0]), 1.0)
     assert high - low > 0.1
     plt.close(fig)
+
+
+def test_a_forest_of_many_scenarios_draws_the_movers_and_pools_them_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import harness.report.plots as plots
+
+    monkeypatch.setattr(plots, "FOREST_MAX_SCENARIOS", 2)
+    df = frame(sweep=False)
+    df = pd.concat([df, *(df[df.scenario == "a"].assign(scenario=n) for n in ("c", "d"))], ignore_index=True)
+    fig = forest(df, "r")
+    assert fig is not None
+    for ax in (a for a in fig.axes if a.get_visible()):
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels[-1] == "pooled (4 scenarios)"  # the pooled row pools every scenario
+        assert len(labels) <= 3  # at most 2 scenario rows
+    assert "of 4 scenarios drawn (non-zero differences, largest first)" in fig.get_suptitle()
+    plt.close(fig)

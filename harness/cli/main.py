@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("harness.cli.generate", "Sample a scenario family into scenario files."),
     "run": ("harness.cli.run", "Run a batch over a grid of sessions (the main job)."),
     "compare": ("harness.cli.compare", "Compare error-handling strategies in a results directory."),
+    "effects": (
+        "harness.cli.effects",
+        "Per-scenario effects of readable errors and the features behind them.",
+    ),
     "plot": ("harness.cli.plot", "Draw PNG figures from a results directory."),
     "bench": ("harness.cli.bench", "Benchmark dispatch, serialization and sessions."),
     "probe": ("harness.cli.probe", "Probe how a real MCP server over stdio reports errors."),

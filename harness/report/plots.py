@@ -51,6 +51,9 @@ BASELINE = "is_error"
 """The strategy the forest plot pairs the others against (``harness compare``'s default baseline)."""
 FOREST_COLUMNS = 3
 """Panels per row of the forest plot (one panel per agent)."""
+FOREST_MAX_SCENARIOS = 40
+"""Above this many scenarios the forest plot draws only those with a non-zero difference (the
+largest first, up to this many); the pooled rows still pool every scenario."""
 
 
 def _strategies(df: pd.DataFrame) -> list[str]:
@@ -225,6 +228,13 @@ def forest(df: pd.DataFrame, run: str) -> Figure | None:
         return None
     agents = sorted(set(frame["agent"]))
     scenarios = sorted(set(frame.loc[~frame["pooled"], "scenario"]))
+    all_scenarios = len(scenarios)
+    if all_scenarios > FOREST_MAX_SCENARIOS:  # a row per scenario would be metres tall: the movers only
+        per = frame[~frame["pooled"]].assign(size=lambda f: f["delta"].abs())
+        size = per.groupby("scenario")["size"].max()
+        movers = size[size > 0].sort_values(ascending=False, kind="stable").head(FOREST_MAX_SCENARIOS)
+        scenarios = sorted(map(str, movers.index))
+        frame = frame[frame["pooled"] | frame["scenario"].isin(scenarios)]
     strategies = _strategies(frame)
     rows_y = {scenario: float(i) for i, scenario in enumerate(scenarios)}
     pooled_y = len(scenarios) + 0.5
@@ -276,9 +286,14 @@ def forest(df: pd.DataFrame, run: str) -> Figure | None:
     ]  # fmt: skip
     fig.legend(handles=handles, loc="lower center", ncols=min(len(handles), 3), fontsize=8, frameon=False)
     pooled_over = f"; pooled over {', '.join(param_columns(df))}" if param_columns(df) else ""
+    shown = (
+        f"; {len(scenarios)} of {all_scenarios} scenarios drawn (non-zero differences, largest first)"
+        if len(scenarios) < all_scenarios
+        else ""
+    )
     fig.suptitle(
         f"Paired difference in success against {BASELINE}, per scenario and pooled (unit: scenario"
-        f"{pooled_over})\nrun {run}",
+        f"{pooled_over}{shown})\nrun {run}",
         fontsize=10,
     )
     fig.tight_layout(rect=(0, legend_h / fig_h, 1, 1))
@@ -307,3 +322,83 @@ def draw_all(df: pd.DataFrame, out: Path, run: str) -> list[Path]:
         plt.close(fig)
         written.append(path)
     return written
+
+
+SIGN_COLORS = {"help": "#2a9d8f", "none": "0.8", "hurt": "#e76f51"}
+"""Readable errors help, make no difference, hurt (:data:`harness.report.effects.SIGNS`)."""
+EFFECT_FEATURES = 10
+"""Features drawn per agent in the effects figure: the ones with the smallest p."""
+
+
+def effects_figure(effects: pd.DataFrame, features: pd.DataFrame, run: str) -> Figure:
+    """Per-scenario effects of readable errors and the features that go with their sign.
+
+    Top left: per agent and other strategy, the share of scenarios where is_error's success is
+    above (help), equal to (none) or below (hurt) the other's, with the counts. Top right: every
+    scenario's effect (paired mean over seeds), jittered vertically, so the spread behind a
+    pooled mean shows. Below, one panel per agent whose effects are not all zero (against the
+    first other strategy): for the features with the smallest p, the difference in mean effect
+    between scenarios with and without the feature, with its Welch 95% interval; a filled dot
+    when the adjusted p is below 0.05. Input: :func:`harness.report.effects.scenario_effects`
+    and :func:`harness.report.effects.feature_table`.
+    """
+    pairs = effects[["agent", "against"]].drop_duplicates().sort_values(["agent", "against"])
+    groups = [(str(agent), str(other)) for agent, other in pairs.itertuples(index=False)]
+    movers = [a for a in sorted(set(features["agent"]))] if not features.empty else []
+    first = sorted(set(effects["against"]))[0] if not effects.empty else ""
+    ncols = max(2, len(movers))
+    top_h = 0.32 * len(groups) + 1.3
+    bottom_h = 0.3 * EFFECT_FEATURES + 1.6 if movers else 0.0
+    fig = plt.figure(figsize=(5.2 * ncols, top_h + bottom_h + 0.6))
+    grid = fig.add_gridspec(2 if movers else 1, ncols, height_ratios=[top_h, bottom_h] if movers else [1])
+    shares_ax = fig.add_subplot(grid[0, : ncols // 2])
+    strip_ax = fig.add_subplot(grid[0, ncols // 2 :])
+    labels = [f"{agent} vs {other}" for agent, other in groups]
+    ys = np.arange(len(groups), dtype=float)
+    rng = np.random.default_rng(0)  # jitter only: the points' x are the data
+    for y, (agent, other) in zip(ys, groups, strict=True):
+        sub = effects[(effects["agent"] == agent) & (effects["against"] == other)]
+        left = 0.0
+        for sign in ("help", "none", "hurt"):
+            count = int((sub["sign"] == sign).sum())
+            share = count / max(1, len(sub))
+            shares_ax.barh(
+                y, share, left=left, color=SIGN_COLORS[sign], edgecolor="white", gid=f"share:{sign}"
+            )
+            if count:
+                shares_ax.text(left + share / 2, y, str(count), ha="center", va="center", fontsize=7)
+            left += share
+        values = sub["effect"].to_numpy(dtype=float)
+        colors = [SIGN_COLORS["help"] if v > 0 else SIGN_COLORS["hurt"] if v < 0 else "0.6" for v in values]
+        strip_ax.scatter(values, y + rng.uniform(-0.3, 0.3, len(values)), s=6, c=colors, alpha=0.7)
+    for ax in (shares_ax, strip_ax):
+        ax.set_yticks(ys, labels, fontsize=8)
+        ax.set_ylim(len(groups) - 0.5, -0.5)
+    shares_ax.set_xlim(0, 1)
+    shares_ax.set_xlabel("share of scenarios (counts in the bars)", fontsize=9)
+    shares_ax.set_title("is_error helps / no difference / hurts", fontsize=10)
+    strip_ax.axvline(0.0, color="0.3", linewidth=0.8)
+    strip_ax.set_xlim(-1.1, 1.1)
+    strip_ax.set_xlabel("effect: success(is_error) - success(other), mean over seeds", fontsize=8)
+    strip_ax.set_title("every scenario's effect", fontsize=10)
+    for i, agent in enumerate(movers):
+        ax = fig.add_subplot(grid[1, i])
+        sub = features[(features["agent"] == agent) & (features["against"] == first)].head(EFFECT_FEATURES)
+        fy = np.arange(len(sub), dtype=float)
+        ax.hlines(fy, sub["lo"], sub["hi"], color="0.3", linewidth=1.2)
+        strong = (sub["p_adj"] < 0.05).to_numpy()
+        ax.plot(sub["difference"][strong], fy[strong], "o", color="0.1", markersize=5)
+        ax.plot(
+            sub["difference"][~strong], fy[~strong], "o", color="0.1", markerfacecolor="white", markersize=5
+        )
+        ax.axvline(0.0, color="0.3", linewidth=0.8)
+        ax.set_yticks(
+            fy, [f"{f} ({n})" for f, n in zip(sub["feature"], sub["n_with"], strict=True)], fontsize=8
+        )
+        ax.set_ylim(len(sub) - 0.5, -0.5)
+        ax.set_xlabel("mean effect with - without (Welch 95% CI)", fontsize=8)
+        ax.set_title(f"{agent} vs {first}, by feature (filled: adj. p < 0.05)", fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"Per-scenario effect of readable errors (unit: scenario)\nrun {run}", fontsize=10)
+    fig.tight_layout()
+    return fig
