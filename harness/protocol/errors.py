@@ -11,7 +11,9 @@ exception becomes ``INTERNAL_ERROR`` (the three-tier dispatch in the server)::
     ├── MethodNotFound       -32601  unknown method, or unknown tool name
     ├── InvalidParams        -32602  method exists, params are wrong
     ├── InternalError        -32603  a handler raised something unintended
-    └── ResourceNotFound     -32002  MCP's code for resources/read of an unknown URI
+    ├── ResourceNotFound     -32002  MCP's code for resources/read of an unknown URI (handshake era)
+    ├── MissingClientCapability     -32021  a tool needs input the client declared no capability for
+    └── UnsupportedProtocolVersion  -32022  a stateless request names a version this server does not speak
 
 ``ServerCrashed`` is not an RPC error: it is what a transport raises when the
 server side died (the ``escape`` strategy), so no reply will ever come.
@@ -33,6 +35,10 @@ INTERNAL_ERROR = -32603
 """An unhandled exception inside a handler, converted instead of propagated."""
 RESOURCE_NOT_FOUND = -32002
 """MCP-specific: resources/read of a URI the server does not have (spec, not the reference)."""
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+"""MCP 2026-07-28: serving the request needs a client capability it did not declare."""
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+"""MCP 2026-07-28: the request's ``_meta`` protocol version is not one this server speaks."""
 
 STANDARD_CODES: tuple[int, ...] = (
     PARSE_ERROR,
@@ -50,6 +56,8 @@ CODE_NAMES: dict[int, str] = {
     INVALID_PARAMS: "invalid_params",
     INTERNAL_ERROR: "internal_error",
     RESOURCE_NOT_FOUND: "resource_not_found",
+    MISSING_REQUIRED_CLIENT_CAPABILITY: "missing_required_client_capability",
+    UNSUPPORTED_PROTOCOL_VERSION: "unsupported_protocol_version",
 }
 
 
@@ -127,9 +135,36 @@ class ResourceNotFound(_Coded):
     default_code = RESOURCE_NOT_FOUND
 
 
+class MissingClientCapability(_Coded):
+    """-32021: the request needs a capability (elicitation, sampling, roots) the client did not declare.
+
+    ``data`` is ``{"requiredCapabilities": {...}}``, the capabilities that were missing.
+    """
+
+    default_code = MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+class UnsupportedProtocolVersion(_Coded):
+    """-32022: a stateless request names a version this server does not speak.
+
+    ``data`` is ``{"supported": [...], "requested": "..."}``, the supported versions newest first.
+    """
+
+    default_code = UNSUPPORTED_PROTOCOL_VERSION
+
+
 _BY_CODE: dict[int, type[_Coded]] = {
     sub.default_code: sub
-    for sub in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError, ResourceNotFound)
+    for sub in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        ResourceNotFound,
+        MissingClientCapability,
+        UnsupportedProtocolVersion,
+    )
 }
 
 

@@ -7,6 +7,12 @@ stdio or HTTP. A ``tap`` sees every wire message (direction, bytes) for traces.
 
 If an exception escapes the server (the ``escape`` strategy), the server is
 dead: this and every later ``send`` raise :class:`ServerCrashed`.
+
+Server-to-client requests (a handshake-era tool asking for input) are answered
+while the transport waits for a reply: ``on_request(request) -> response`` when
+the client set it, else a -32601 error response; each answer is handed to
+``server.handle``, which returns the pending call's reply once it has every
+answer. Notifications still go to :meth:`InMemoryTransport.take_notifications`.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.protocol.codecs import get_codec
-from harness.protocol.errors import INTERNAL_ERROR, ServerCrashed
+from harness.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ServerCrashed
 from harness.protocol.messages import Message, error_response
 from harness.protocol.server import MCPServer
 
@@ -30,7 +36,10 @@ class InMemoryTransport:
         self.codec = get_codec(codec)
         self.tap = tap
         self.crashed: BaseException | None = None
+        self.on_request: Callable[[Message], Message] | None = None
+        """Answers a server-to-client request (the client sets it); None: -32601 to each."""
         self._inbox: list[Message] = []
+        self._asked: list[Message] = []
 
     def send(self, message: Message) -> Message | None:
         """Deliver one message; return the parsed reply, or None for a notification."""
@@ -40,13 +49,11 @@ class InMemoryTransport:
         wire = encode(message)
         if tap is not None:
             tap("c2s", wire)
-        try:
-            reply = self.server.handle(decode(wire))
-        except Exception as exc:
-            self.crashed = exc
-            raise ServerCrashed(f"server raised {type(exc).__name__}: {exc}") from exc
+        reply = self._deliver(decode(wire))
         if self.server.has_notifications:
             self._drain()
+        while reply is None and self._asked:
+            reply = self._answer(self._asked.pop(0))
         if reply is None:
             return None
         try:
@@ -57,6 +64,30 @@ class InMemoryTransport:
             tap("s2c", wire)
         parsed: Message = decode(wire)
         return parsed
+
+    def _deliver(self, message: Message) -> Message | None:
+        try:
+            return self.server.handle(message)
+        except Exception as exc:
+            self.crashed = exc
+            raise ServerCrashed(f"server raised {type(exc).__name__}: {exc}") from exc
+
+    def _answer(self, request: Message) -> Message | None:
+        """Answer one server-to-client request; the server's reply to that (None: still waiting)."""
+        handler = self.on_request
+        if handler is None:
+            answer = error_response(
+                request["id"], METHOD_NOT_FOUND, f"client does not support {request.get('method')}"
+            )
+        else:
+            answer = handler(request)
+        wire = self.codec.encode(answer)
+        if self.tap is not None:
+            self.tap("c2s", wire)
+        reply = self._deliver(self.codec.decode(wire))
+        if self.server.has_notifications:
+            self._drain()
+        return reply
 
     def take_notifications(self) -> list[Message]:
         """Server-to-client notifications received so far, oldest first."""
@@ -71,7 +102,11 @@ class InMemoryTransport:
             wire = encode(note)
             if self.tap is not None:
                 self.tap("s2c", wire)
-            self._inbox.append(decode(wire))
+            message = decode(wire)
+            if "id" in message and "method" in message:
+                self._asked.append(message)  # a request: answered while a reply is awaited
+            else:
+                self._inbox.append(message)
 
     def close(self) -> None:
         """Nothing to release in memory."""

@@ -33,14 +33,17 @@ from harness.protocol.errors import (
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
+    MissingClientCapability,
     ResourceNotFound,
     RPCError,
 )
+from harness.protocol.inputs import Answer, InputRequest, InputRequired, answering, missing_capabilities
 from harness.protocol.lifecycle import State
 from harness.protocol.messages import (
     JSONRPC,
     TOOLS_LIST_CHANGED,
     Message,
+    RequestId,
     check_envelope,
     error_response,
     is_response,
@@ -48,10 +51,26 @@ from harness.protocol.messages import (
     reply_id,
 )
 from harness.protocol.payload import DEFAULT_MAX_RESULT_BYTES
+from harness.protocol.request_state import RequestStateSealer
 from harness.protocol.runner import ToolRunner
+from harness.protocol.stateless import (
+    ACKNOWLEDGED,
+    CACHE_SCOPES,
+    CANCELLED,
+    SERVER_INFO,
+    SUPPORTED_NEWEST_FIRST,
+    Listener,
+    StatelessRequest,
+    read_envelope,
+)
 from harness.protocol.strategies import TOOL_ERROR_STRATEGIES, ToolEscape
 from harness.protocol.tools import Tool, ToolFn, decode_cursor, encode_cursor, to_result
-from harness.protocol.versions import SEP_1303_VERSION, at_least, negotiate
+from harness.protocol.versions import (
+    META_PROTOCOL_VERSION,
+    SEP_1303_VERSION,
+    at_least,
+    negotiate,
+)
 
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """Messages larger than this are refused at the byte edge with -32600 (configurable)."""
@@ -149,6 +168,30 @@ class Prompt:
 Handler = Callable[["MCPServer", dict[str, Any]], dict[str, Any]]
 """A request method's implementation: (server, params) -> result."""
 
+StatelessHandler = Callable[["MCPServer", dict[str, Any], StatelessRequest], "dict[str, Any] | None"]
+"""A stateless-era method: (server, params, the request's envelope) -> result, None while open."""
+
+_NO_ANSWERS: dict[str, Answer] = {}
+
+
+class _AskClient(Exception):
+    """A handshake-era tools/call needs the client's answers: send these requests, then resume."""
+
+    def __init__(self, params: dict[str, Any], requests: dict[str, InputRequest], answers: dict[str, Answer]):
+        super().__init__("input required")
+        self.params, self.requests, self.answers = params, requests, answers
+
+
+@dataclass
+class PendingCall:
+    """A handshake-era tools/call waiting for the client's answers to the server's requests."""
+
+    request_id: RequestId
+    params: dict[str, Any]
+    answers: dict[str, Answer]
+    waiting: dict[str, tuple[str, InputRequest]]
+    """Server request id -> (the tool's key, the question)."""
+
 
 class MCPServer:
     """An MCP server session over any transport; one instance serves one client.
@@ -160,9 +203,16 @@ class MCPServer:
     :mod:`harness.protocol.runner` for a per-call timeout); a tool result above
     ``max_result_bytes`` or one JSON cannot carry is a tool failure, reported
     through the strategy (:mod:`harness.protocol.payload`).
+
+    Stateless era (2026-07-28): a request whose ``params._meta`` names a stateless
+    version is served from its envelope alone (:mod:`harness.protocol.stateless`).
+    ``state_key`` keys the HMAC of MRTR ``requestState`` (random unless given);
+    ``cache_ttl_ms`` and ``cache_scope`` are the caching hints of list results.
+    A tool asks the client for input with :func:`harness.protocol.inputs.ask`.
     """
 
-    _methods: ClassVar[dict[str, Handler]]  # the table after the class body
+    _methods: ClassVar[dict[str, Handler]]  # the tables after the class body
+    _stateless_methods: ClassVar[dict[str, StatelessHandler]]
 
     def __init__(
         self,
@@ -176,6 +226,9 @@ class MCPServer:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         tool_runner: ToolRunner | None = None,
         max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        state_key: bytes | None = None,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "private",
     ) -> None:
         if tool_errors not in TOOL_ERROR_STRATEGIES:
             raise ValueError(
@@ -183,6 +236,8 @@ class MCPServer:
             )
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be a positive integer")
+        if cache_ttl_ms < 0 or cache_scope not in CACHE_SCOPES:
+            raise ValueError(f"cache_ttl_ms must be >= 0 and cache_scope one of {', '.join(CACHE_SCOPES)}")
         self.name = name
         self.version = version
         self.allowed_tools: set[str] | None = None if allowed_tools is None else set(allowed_tools)
@@ -193,6 +248,11 @@ class MCPServer:
         self.max_message_bytes = max_message_bytes
         self.tool_runner = tool_runner  # None: call tools in place (sans-IO); see harness.protocol.runner
         self.max_result_bytes = max_result_bytes
+        # Stateless era: the requestState key (shared by every session of this server) and the
+        # caching hints list results carry.
+        self.request_states = RequestStateSealer(state_key)
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.resource_templates: list[ResourceTemplate] = []
@@ -210,6 +270,9 @@ class MCPServer:
         self.client_info: dict[str, Any] | None = None
         self.client_capabilities: dict[str, Any] | None = None
         self._outbox: list[Message] = []
+        self.pending_calls: dict[str, PendingCall] = {}  # server request id -> the call it serves
+        self.listeners: dict[tuple[type, RequestId], Listener] = {}
+        self._asked = 0
 
     def new_session(self) -> MCPServer:
         """A server for the next client: this one's configuration and registrations, state NEW.
@@ -314,17 +377,47 @@ class MCPServer:
 
     @property
     def has_notifications(self) -> bool:
-        """Whether the outbox holds notifications a transport has not drained yet."""
+        """Whether the outbox holds messages a transport has not drained yet."""
         return bool(self._outbox)
 
     def take_notifications(self) -> list[Message]:
-        """Drain the outbox of server-to-client notifications (transports call this)."""
+        """Drain the outbox (transports call this after every message and between them).
+
+        It holds what the server sends unprompted, oldest first: notifications;
+        handshake-era server-to-client requests (``elicitation/create``, ... with
+        string ids ``"s2c-<n>"``; their responses go back through :meth:`handle`); and
+        the final result of a listen stream that the server ended.
+        """
         out, self._outbox = self._outbox, []
         return out
 
     def _list_changed(self) -> None:
         if self.state is State.READY:
             self._outbox.append(notification(TOOLS_LIST_CHANGED))
+        if self.listeners:
+            self._to_listeners(TOOLS_LIST_CHANGED, lambda listener: listener.tools)
+
+    def _to_listeners(
+        self, method: str, wants: Callable[[Listener], bool], params: dict[str, Any] | None = None
+    ) -> None:
+        # A level trigger: one undrained event of a kind per stream is enough ("refetch if you care").
+        for listener in self.listeners.values():
+            if wants(listener):
+                event = listener.event(method, params)
+                if event not in self._outbox:
+                    self._outbox.append(event)
+
+    def close_subscriptions(self) -> None:
+        """End every open listen stream gracefully: its final result is queued in the outbox."""
+        for listener in self.listeners.values():
+            self._outbox.append(
+                {
+                    "jsonrpc": JSONRPC,
+                    "id": listener.id,
+                    "result": self._stateless_result({"_meta": listener.meta}),
+                }
+            )
+        self.listeners.clear()
 
     def add_completion(self, ref: str, argument: str, values: Iterable[str]) -> None:
         """Offer ``values`` for ``argument`` of a prompt name or a resource template URI."""
@@ -358,6 +451,8 @@ class MCPServer:
         """Queue ``notifications/resources/updated`` if the client subscribed to ``uri``."""
         if self.state is State.READY and uri in self.subscriptions:
             self._outbox.append(notification("notifications/resources/updated", {"uri": uri}))
+        if self.listeners:
+            self._to_listeners("notifications/resources/updated", lambda lst: uri in lst.uris, {"uri": uri})
 
     # -- the edges -----------------------------------------------------------------
 
@@ -370,17 +465,22 @@ class MCPServer:
                 and type(message.get("id")) in _ID_TYPES
                 and type(message.get("method")) is str
                 and message.get("jsonrpc") == JSONRPC
-                and type(message.get("params", _NO_PARAMS)) is dict
+                and type(params := message.get("params", _NO_PARAMS)) is dict
             ):
                 method = message["method"]  # a well-formed request: check_envelope would pass it
             else:
                 if is_response(message) and message.get("jsonrpc") == JSONRPC:
-                    return None  # an answer to a server request; this server sends none
+                    return self._answered(message)  # the client's answer to a server request
                 check_envelope(message)
                 method = message["method"]
+                params = message.get("params") or _NO_PARAMS
                 if "id" not in message:
-                    self._notified(method)
+                    self._notified(method, params)
                     return None
+            if "_meta" in params and method != lifecycle.INITIALIZE:
+                meta = params["_meta"]
+                if type(meta) is dict and META_PROTOCOL_VERSION in meta:
+                    return self._handle_stateless(message["id"], method, params, meta)
             lifecycle.check_request(self.state, method)
             handler = self._methods.get(method)
             if handler is None:
@@ -393,6 +493,8 @@ class MCPServer:
             if _is_notification_envelope(message):
                 return None  # a notification is never answered, not even with an error (bad params)
             return error_response(reply_id(message), exc.code, exc.message, exc.data)
+        except _AskClient as ask:
+            return self._ask_client(message["id"], ask)
         except ToolEscape as esc:
             raise esc.original from None
         except Exception as exc:
@@ -426,9 +528,167 @@ class MCPServer:
         except (TypeError, ValueError, OverflowError, RecursionError) as exc:
             return _dump(error_response(reply_id(message), INTERNAL_ERROR, f"reply not serializable: {exc}"))
 
-    def _notified(self, method: str) -> None:
+    def _notified(self, method: str, params: dict[str, Any]) -> None:
         # Notifications never get a reply; anything they break stays on this side.
         self.state = lifecycle.after(self.state, method)
+        if method == CANCELLED and (self.pending_calls or self.listeners):
+            self._cancelled(params.get("requestId"))
+
+    def _cancelled(self, request_id: object) -> None:
+        # The client gave up on a pending call or a listen stream: forget it, answer nothing.
+        if type(request_id) not in _ID_TYPES:
+            return
+        assert isinstance(request_id, int | str)
+        self.listeners.pop((type(request_id), request_id), None)
+        for sid, call in list(self.pending_calls.items()):
+            if type(call.request_id) is type(request_id) and call.request_id == request_id:
+                del self.pending_calls[sid]
+
+    # -- the stateless era -----------------------------------------------------------
+
+    def _handle_stateless(
+        self, request_id: RequestId, method: str, params: dict[str, Any], meta: dict[str, Any]
+    ) -> Message | None:
+        request = read_envelope(request_id, meta)
+        handler = self._stateless_methods.get(method)
+        if handler is None:
+            raise MethodNotFound(f"method not found: {method} (not part of {request.version})")
+        try:
+            result = handler(self, params, request)
+        except ResourceNotFound as exc:  # -32002 is not emitted from 2026-07-28 on
+            raise InvalidParams(exc.message, exc.data) from None
+        if result is None:
+            return None
+        return {"jsonrpc": JSONRPC, "id": request_id, "result": result}
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version}
+
+    def _stateless_result(self, result: dict[str, Any], result_type: str = "complete") -> dict[str, Any]:
+        """``result`` as the stateless era shapes it: ``resultType`` and the serverInfo stamp."""
+        meta = result.get("_meta")
+        stamp = (
+            {**meta, SERVER_INFO: self.server_info}
+            if isinstance(meta, dict)
+            else {SERVER_INFO: self.server_info}
+        )
+        return {**result, "resultType": result_type, "_meta": stamp}
+
+    def _cacheable(self, result: dict[str, Any]) -> dict[str, Any]:
+        out = self._stateless_result(result)
+        out["ttlMs"] = self.cache_ttl_ms
+        out["cacheScope"] = self.cache_scope
+        return out
+
+    def _discover(self, params: dict[str, Any], request: StatelessRequest) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(SUPPORTED_NEWEST_FIRST),
+            "capabilities": {
+                "tools": {"listChanged": True},
+                "resources": {"subscribe": True},
+                "prompts": {},
+                "completions": {},
+            },
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return self._cacheable(result)
+
+    def _listen(self, params: dict[str, Any], request: StatelessRequest) -> dict[str, Any] | None:
+        listener = Listener.from_params(request.id, params)
+        key = (type(request.id), request.id)
+        if key in self.listeners:
+            raise InvalidRequest(f"a listen stream with id {request.id!r} is already open")
+        self.listeners[key] = listener
+        self._outbox.append(listener.event(ACKNOWLEDGED, {"notifications": listener.honoured()}))
+        return None  # the stream stays open: its events go out through the outbox
+
+    def _call_tool_stateless(self, params: dict[str, Any], request: StatelessRequest) -> dict[str, Any]:
+        name, tool = self._lookup_tool(params)
+        arguments = _arguments(params)
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise InvalidParams("inputResponses must be an object")
+        answers = _NO_ANSWERS
+        state = params.get("requestState")
+        if state is not None:  # checked before anything runs: the tool must not run on bad state
+            opened = self.request_states.open(state, "tools/call", name, arguments)
+            answers = dict(opened.answers)
+            for key, digest in opened.asked.items():
+                answer = (responses or {}).get(key)
+                if answer is None:
+                    continue  # not answered: the tool will ask again
+                if not isinstance(answer, dict):
+                    raise InvalidParams(f"inputResponses[{key!r}] must be an object")
+                answers[key] = Answer(digest, answer)
+        try:
+            result = self._run_tool(name, tool, params, arguments, request.version, answers)
+        except InputRequired as need:
+            missing = missing_capabilities(need.requests, request.capabilities)
+            if missing:
+                raise _missing(missing) from None
+            asked = {key: r.digest for key, r in need.requests.items()}
+            return self._stateless_result(
+                {
+                    "inputRequests": {key: r.to_wire() for key, r in need.requests.items()},
+                    "requestState": self.request_states.seal("tools/call", name, arguments, asked, answers),
+                },
+                "input_required",
+            )
+        return self._stateless_result(result)
+
+    # -- server-to-client requests (handshake era) --------------------------------------
+
+    def _ask_client(self, request_id: RequestId, ask: _AskClient) -> Message | None:
+        """Queue the requests ``ask`` needs answered; the call's reply waits for them (None now)."""
+        call = PendingCall(request_id, ask.params, ask.answers, {})
+        for key, question in ask.requests.items():
+            self._asked += 1
+            sid = f"s2c-{self._asked}"
+            call.waiting[sid] = (key, question)
+            self.pending_calls[sid] = call
+            out: Message = {"jsonrpc": JSONRPC, "id": sid, "method": question.method}
+            if question.params:
+                out["params"] = question.params
+            self._outbox.append(out)
+        return None
+
+    def _answered(self, response: Message) -> Message | None:
+        sid = response.get("id")
+        call = self.pending_calls.pop(sid, None) if type(sid) is str else None
+        if call is None:
+            return None  # an answer to nothing pending (cancelled, or never asked): dropped
+        assert isinstance(sid, str)
+        key, question = call.waiting.pop(sid)
+        result, error = response.get("result"), response.get("error")
+        if isinstance(result, dict) and "error" not in response:
+            call.answers[key] = Answer(question.digest, result)
+        else:
+            err = (
+                error
+                if isinstance(error, dict)
+                else {"code": INVALID_REQUEST, "message": "malformed response"}
+            )
+            call.answers[key] = Answer(question.digest, None, err)
+        if call.waiting:
+            return None  # more answers to come
+        try:
+            return {
+                "jsonrpc": JSONRPC,
+                "id": call.request_id,
+                "result": self._handshake_call(call.params, call.answers),
+            }
+        except RPCError as exc:
+            return error_response(call.request_id, exc.code, exc.message, exc.data)
+        except _AskClient as ask:
+            return self._ask_client(call.request_id, ask)
+        except ToolEscape as esc:
+            raise esc.original from None
+        except Exception as exc:
+            return error_response(
+                call.request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"
+            )
 
     # -- methods -------------------------------------------------------------------
 
@@ -474,7 +734,7 @@ class MCPServer:
             page["nextCursor"] = encode_cursor(end)
         return page
 
-    def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _lookup_tool(self, params: dict[str, Any]) -> tuple[str, Tool]:
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("tools/call needs a string name")
@@ -487,26 +747,51 @@ class MCPServer:
                 if rule.applies(self, name):
                     raise rule.error(rule.message.format(name=name))
             tool = self.tools[name]
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        elif not isinstance(arguments, dict):
-            raise InvalidParams("arguments must be an object")
+        return name, tool
+
+    def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._handshake_call(params, _NO_ANSWERS)
+
+    def _handshake_call(self, params: dict[str, Any], answers: dict[str, Answer]) -> dict[str, Any]:
+        name, tool = self._lookup_tool(params)
+        arguments = _arguments(params)
+        try:
+            return self._run_tool(name, tool, params, arguments, self.protocol_version, answers)
+        except InputRequired as need:
+            missing = missing_capabilities(need.requests, self.client_capabilities)
+            if missing:
+                raise _missing(missing) from None
+            raise _AskClient(params, need.requests, dict(answers)) from None
+
+    def _run_tool(
+        self,
+        name: str,
+        tool: Tool,
+        params: dict[str, Any],
+        arguments: dict[str, Any],
+        version: str | None,
+        answers: dict[str, Answer],
+    ) -> dict[str, Any]:
+        """Arguments, then the tool; InputRequired leaves for the era to handle, failures the strategy's."""
         self._call_params = params  # one store; progress() reads _meta only when a tool reports
         problem = tool.argument_problem(arguments)
         if problem is not None:
-            if self.protocol_version is not None and at_least(self.protocol_version, SEP_1303_VERSION):
+            if version is not None and at_least(version, SEP_1303_VERSION):
                 # SEP-1303: invalid input is a tool execution error the model can correct.
                 text = f"ERROR: invalid arguments for tool {name!r}: {problem}"
                 return {"content": [{"type": "text", "text": text}], "isError": True}
             raise InvalidParams(f"invalid arguments for tool {name!r}: {problem}")
         try:
             runner = self.tool_runner
-            value = tool.fn(**arguments) if runner is None else runner(name, tool.fn, arguments)
+            if answers:
+                with answering(answers):
+                    value = tool.fn(**arguments) if runner is None else runner(name, tool.fn, arguments)
+            else:
+                value = tool.fn(**arguments) if runner is None else runner(name, tool.fn, arguments)
             if type(value) is str and len(value) * 4 <= self.max_result_bytes:  # as to_result would
                 return {"content": [{"type": "text", "text": value}]}
             return to_result(value, self.max_result_bytes)
-        except RPCError:
+        except (RPCError, InputRequired):
             raise
         except Exception as exc:
             return self._on_tool_error(name, exc)
@@ -650,6 +935,46 @@ MCPServer._methods = {
     "resources/unsubscribe": MCPServer._unsubscribe,
 }
 """Request method -> handler, one table for every instance (built once, not per session)."""
+
+
+def _complete_with(handler: Handler) -> StatelessHandler:
+    return lambda server, params, request: server._stateless_result(handler(server, params))
+
+
+def _cacheable_with(handler: Handler) -> StatelessHandler:
+    return lambda server, params, request: server._cacheable(handler(server, params))
+
+
+MCPServer._stateless_methods = {
+    "server/discover": MCPServer._discover,
+    "tools/list": _cacheable_with(MCPServer._list_tools),
+    "tools/call": MCPServer._call_tool_stateless,
+    "resources/list": _cacheable_with(MCPServer._list_resources),
+    "resources/templates/list": _cacheable_with(MCPServer._list_resource_templates),
+    "resources/read": _cacheable_with(MCPServer._read_resource),
+    "prompts/list": _cacheable_with(MCPServer._list_prompts),
+    "prompts/get": _complete_with(MCPServer._get_prompt),
+    "completion/complete": _complete_with(MCPServer._complete),
+    "subscriptions/listen": MCPServer._listen,
+}
+"""The stateless era's methods (2026-07-28): no initialize, ping, logging/setLevel or
+resources/(un)subscribe; server/discover and subscriptions/listen instead."""
+
+
+def _arguments(params: dict[str, Any]) -> dict[str, Any]:
+    arguments = params.get("arguments")
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise InvalidParams("arguments must be an object")
+    return arguments
+
+
+def _missing(capabilities: dict[str, Any]) -> MissingClientCapability:
+    return MissingClientCapability(
+        f"the tool needs input the client declared no capability for: {', '.join(capabilities)}",
+        {"requiredCapabilities": capabilities},
+    )
 
 
 @functools.lru_cache(maxsize=256)
