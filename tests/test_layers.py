@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.protocol",),
     ("harness.transports",),
     ("harness.sim",),
+    ("harness.llm",),
     ("harness.batch",),
     ("harness.report",),
     ("harness.fixtures",),

@@ -422,6 +422,7 @@ def run_batch(
                 "grid": grid.to_json(),
                 "sessions_in_grid": len(grid),
                 "scenario_sources": dict(options.scenario_sources),
+                "agent_settings": {agent: dict(knobs) for agent, knobs in options.agent_settings},
                 "executor": executor,
                 "workers": workers,
                 "scheduler": scheduler,

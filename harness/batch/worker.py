@@ -33,6 +33,10 @@ class SessionOptions:
     session_fn: str = DEFAULT_SESSION_FN
     loader: str = DEFAULT_LOADER
     """``module:function`` paths, so tests and plug-ins can swap what runs in a worker."""
+    agent_settings: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    """Knobs every session of an agent gets ((agent spec, ((knob, value), ...)), ...), under
+    the ones its cell sweeps: ``harness run``'s ``--llm-*`` flags reach the llm agent so. The
+    manifest records them (``agent_settings``), so they never hold a secret."""
 
 
 @dataclass(frozen=True)
@@ -70,11 +74,14 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
     fn = _resolve(options.session_fn)
     loader = _resolve(options.loader)
     sources = dict(options.scenario_sources)
+    settings = {agent: dict(knobs) for agent, knobs in options.agent_settings}
     out: list[Outcome] = []
     for cell in cells:
         trace = io.BytesIO() if options.traces else None
         try:
             knobs, overrides = split_agent_params(cell.params) if cell.params else ({}, ())
+            if cell.agent in settings:
+                knobs = {**settings[cell.agent], **knobs}
             scenario = loader(sources.get(cell.scenario, cell.scenario), overrides)
             extra = {"agent_params": knobs} if knobs else {}
             result = fn(

@@ -60,7 +60,8 @@ def build_grid(
         names.append(scenario.name)
         if spec != scenario.name:
             sources[scenario.name] = str(Path(spec).resolve())
-    agent_names = split_names(agents) or tuple(list_agents())
+    # The default grid: every registered agent that needs no model endpoint (docs/llm.md).
+    agent_names = split_names(agents) or tuple(a for a in list_agents() if not calls_a_model(a))
     for a in agent_names:
         agent_class(a)  # a UserError naming what is wrong, before anything runs
     strategy_names = split_names(strategies) or STRATEGIES
@@ -85,6 +86,84 @@ def build_grid(
                     probe.with_overrides({key: v})  # raises ScenarioError for a bad key or value
     grid = Grid(tuple(names), agent_names, strategy_names, host_names, range(seeds), sweeps)
     return grid, tuple(sorted(sources.items()))
+
+
+def calls_a_model(spec: str) -> bool:
+    """Whether an agent asks a model endpoint (``calls_a_model`` on its class: the llm agent's
+    ``--llm-*`` flags go to it, and the default grid leaves it out)."""
+    from harness.sim.registry import agent_class
+
+    return bool(getattr(agent_class(spec), "calls_a_model", False))
+
+
+def model_settings(
+    grid: Grid, base_url: str | None, model: str | None, key_env: str, cassette: Path | None, replay: bool
+) -> tuple[tuple[str, tuple[tuple[str, object], ...]], ...]:
+    """Each model agent's settings from the ``--llm-*`` flags, checked now; what the workers
+    and the manifest get (the key's variable name, never the key; a knob the grid sweeps is left
+    to the sweep)."""
+    from harness.sim.registry import make_agent
+
+    given = {"--llm-base-url": base_url, "--llm-model": model, "--cassette": cassette, "--replay": replay}
+    models = [a for a in grid.agents if calls_a_model(a)]
+    if not models:
+        flag = next((f for f, v in given.items() if v), None)
+        if flag:
+            raise UserError(f"{flag} goes with an agent that calls a model (--agents llm)")
+        return ()
+    if replay and cassette is None:
+        raise UserError("--replay needs --cassette PATH: the recording to answer every request from")
+    if replay and cassette is not None and not cassette.is_file():
+        raise UserError(f"--cassette {cassette}: no such file to replay")
+    if not replay and not base_url:
+        raise UserError(f"--agents {models[0]} needs --llm-base-url URL (or --replay --cassette PATH)")
+    if not model:
+        raise UserError(f"--agents {models[0]} needs --llm-model NAME")
+    flags: dict[str, object] = {"model": model, "api_key_env": key_env, "replay": replay}
+    if base_url:
+        flags["base_url"] = base_url
+    if cassette is not None:
+        flags["cassette"] = str(cassette.expanduser().resolve())
+    out = []
+    for spec in models:
+        settings = getattr(make_agent(spec, flags), "settings", flags)
+        swept = {name.removeprefix("agent.") for name in grid.param_names}
+        out.append((spec, tuple((k, v) for k, v in settings.items() if k not in swept and v is not None)))
+    return tuple(out)
+
+
+def print_dry_run(grid: Grid, sources: tuple[tuple[str, str], ...]) -> None:
+    """Print the grid's size and, per model agent, the model requests it can cost at most."""
+    import itertools
+
+    from harness.sim.family import load_source
+    from harness.sim.registry import split_agent_params
+
+    axes = (
+        f"{len(grid.scenarios)} scenarios x {len(grid.agents)} agents x {len(grid.strategies)} strategies"
+        f" x {len(grid.hosts)} hosts x {len(grid.seeds)} seeds"
+        + "".join(f" x {len(values)} {name}" for name, values in grid.sweeps)
+    )
+    click.echo(f"harness run --dry-run: {len(grid)} sessions ({axes}); nothing is run")
+    found = dict(sources)
+    per_load = len(grid.strategies) * len(grid.hosts) * len(grid.seeds)
+    for spec in (a for a in grid.agents if calls_a_model(a)):
+        sessions = requests = baselines = 0
+        for name in grid.scenarios:
+            for values in itertools.product(*(v for _, v in grid.sweeps)):
+                _, overrides = split_agent_params(tuple(zip(grid.param_names, values, strict=True)))
+                scenario = load_source(found.get(name, name), ())
+                if overrides:
+                    scenario = scenario.with_overrides(dict(overrides))
+                sessions += per_load
+                requests += per_load * scenario.max_steps
+                baselines += per_load * scenario.max_steps if scenario.faults else 0
+        click.echo(
+            f"harness run --dry-run: {spec}: {sessions} sessions x their step budgets = at most "
+            f"{requests} model requests (retries not counted), and at most {baselines} more for the "
+            "fault-free baselines of scenarios with faults (with --cassette an identical request is "
+            "asked once)"
+        )
 
 
 def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None]] | None:
@@ -202,6 +281,32 @@ def line_progress(total: int, done: int) -> Callable[[int], None]:
     help=f"The study preset: {STUDY_SCENARIOS}+ scenarios sampled from every shipped family, every agent "
     f"and strategy, {STUDY_SEEDS} seeds each (unless --seeds), compared with the scenario as the unit.",
 )
+@click.option("--llm-base-url", default=None, metavar="URL", help="The llm agent's endpoint, up to /v1.")
+@click.option("--llm-model", default=None, metavar="NAME", help="The model the llm agent asks.")
+@click.option(
+    "--llm-api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    metavar="VAR",
+    help="The environment variable holding the API key (the key is never written anywhere).",
+)
+@click.option(
+    "--cassette",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Record every model request and answer in this JSONL file (answered from it when there).",
+)
+@click.option("--replay", is_flag=True, help="Answer every model request from --cassette; no endpoint.")
+@click.option(
+    "--llm-concurrency",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Model requests in flight at most (the worker processes, when a model agent runs).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the grid's size and its model requests at most; run nothing."
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -224,6 +329,13 @@ def command(
     count: int,
     family_seed: int,
     study: bool,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    llm_api_key_env: str,
+    cassette: Path | None,
+    replay: bool,
+    llm_concurrency: int,
+    dry_run: bool,
 ) -> int:
     """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare.
 
@@ -287,6 +399,24 @@ def command(
         grid, sources = build_grid(
             scenarios, agents, strategies, hosts, seeds, sets, families, count, family_seed
         )
+    if resume:
+        if any(
+            _given(ctx, n) for n in ("llm_base_url", "llm_model", "llm_api_key_env", "cassette", "replay")
+        ):
+            raise UserError("--resume keeps the run's model settings (its manifest): drop the --llm-* flags")
+        settings = tuple(
+            (agent, tuple(knobs.items()))
+            for agent, knobs in results.manifest.get("agent_settings", {}).items()
+        )
+    else:
+        settings = model_settings(grid, llm_base_url, llm_model, llm_api_key_env, cassette, replay)
+    if settings:
+        workers = min(workers or os.cpu_count() or 1, llm_concurrency)
+    if dry_run:
+        if resume:
+            raise UserError("--dry-run describes a new run: drop --resume")
+        print_dry_run(grid, sources)
+        return 0
     if scheduler and executor != "dask":
         raise UserError("--scheduler goes with --executor dask")
     if scheduler:
@@ -304,7 +434,7 @@ def command(
     from harness.sim.family import LOADER, SOURCE_PREFIX
 
     sampled = any(source.startswith(SOURCE_PREFIX) for _, source in sources)
-    options = SessionOptions(codec=codec, traces=traces, scenario_sources=sources)
+    options = SessionOptions(codec=codec, traces=traces, scenario_sources=sources, agent_settings=settings)
     if sampled:  # sampled scenarios are drawn again in each worker, from the family file
         options = dataclasses.replace(options, loader=LOADER)
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
