@@ -105,6 +105,7 @@ class StdioTransport:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         stderr: int | IO[Any] | None = subprocess.PIPE,
+        start_new_session: bool = False,
     ) -> None:
         if not command:
             raise ValueError("StdioTransport needs a command")
@@ -118,6 +119,7 @@ class StdioTransport:
                 stderr=stderr,
                 env={**os.environ, **(env or {})},
                 cwd=cwd,
+                start_new_session=start_new_session,  # its own process group, which a caller can end whole
             )
         except OSError as exc:
             raise TransportError(f"cannot start {self.command[0]!r}: {exc.strerror or exc}") from None
