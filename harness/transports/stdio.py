@@ -23,10 +23,10 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from harness.protocol.errors import INVALID_REQUEST, TransportError
+from harness.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, RPCError, TransportError
 from harness.protocol.messages import Message, error_response, is_valid_id, response
 from harness.protocol.server import MCPServer
 
@@ -125,6 +125,9 @@ class StdioTransport:
             raise TransportError(f"cannot start {self.command[0]!r}: {exc.strerror or exc}") from None
         self.garbage: list[bytes] = []
         self.stderr_lines: list[str] = []
+        self.on_request: Callable[[Message], Message] | None = None
+        """Answers a server-to-client request (the client sets it); None: ping gets {}, the rest -32601."""
+        self._posted: set[Any] = set()
         self._lines: queue.Queue[Any] = queue.Queue()
         self._inbox: list[Message] = []
         self._readers = [threading.Thread(target=self._read_stdout, daemon=True)]
@@ -155,6 +158,17 @@ class StdioTransport:
         except (BrokenPipeError, OSError):
             raise TransportError(self._exit_text()) from None
 
+    def post(self, message: Message) -> None:
+        """Send a request without waiting: its reply (a stream's end) comes through take_notifications."""
+        self.write_raw(json.dumps(message, separators=(",", ":")).encode())
+        self._posted.add(message.get("id"))
+
+    def _keep_if_posted(self, msg: Message) -> None:
+        rid = msg.get("id")
+        if is_valid_id(rid) and rid in self._posted:
+            self._posted.discard(rid)
+            self._inbox.append(msg)
+
     def send(self, message: Message) -> Message | None:
         """Send one message; for a request, wait for the reply with its id."""
         self.write_raw(json.dumps(message, separators=(",", ":")).encode())
@@ -174,6 +188,7 @@ class StdioTransport:
                 continue
             if msg.get("id") == req_id:
                 return msg
+            self._keep_if_posted(msg)
             # a reply to something else (a late answer): ignored, as the spec says
 
     def next_message(self, timeout: float) -> Message | None:
@@ -205,13 +220,21 @@ class StdioTransport:
         if "id" not in msg:
             self._inbox.append(msg)
             return
-        # A server-to-client request: answer ping, refuse the rest (we offer no capabilities).
+        # A server-to-client request: on_request answers it; without one, ping gets {}, the rest -32601.
         if not is_valid_id(msg.get("id")):
             return
-        if msg.get("method") == "ping":
-            reply = response(msg["id"], {})
-        else:
-            reply = error_response(msg["id"], -32601, f"client does not support {msg.get('method')}")
+        handler = self.on_request
+        try:
+            if handler is not None:
+                reply = handler(msg)
+            elif msg.get("method") == "ping":
+                reply = response(msg["id"], {})
+            else:
+                reply = error_response(msg["id"], -32601, f"client does not support {msg.get('method')}")
+        except RPCError as exc:
+            reply = error_response(msg["id"], exc.code, exc.message, exc.data)
+        except Exception as exc:
+            reply = error_response(msg["id"], INTERNAL_ERROR, f"client handler: {type(exc).__name__}: {exc}")
         self.write_raw(json.dumps(reply).encode())
 
     def _exit_text(self) -> str:
@@ -233,6 +256,8 @@ class StdioTransport:
                 break
             if "method" in msg:
                 self._from_server(msg)
+            else:
+                self._keep_if_posted(msg)
         out, self._inbox = self._inbox, []
         return out
 
