@@ -677,7 +677,7 @@ class MCPServer:
             return {
                 "jsonrpc": JSONRPC,
                 "id": call.request_id,
-                "result": self._handshake_call(call.params, call.answers),
+                "result": self._call_tool(call.params, call.answers),
             }
         except RPCError as exc:
             return error_response(call.request_id, exc.code, exc.message, exc.data)
@@ -749,12 +749,17 @@ class MCPServer:
             tool = self.tools[name]
         return name, tool
 
-    def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
-        return self._handshake_call(params, _NO_ANSWERS)
-
-    def _handshake_call(self, params: dict[str, Any], answers: dict[str, Answer]) -> dict[str, Any]:
-        name, tool = self._lookup_tool(params)
-        arguments = _arguments(params)
+    def _call_tool(self, params: dict[str, Any], answers: dict[str, Answer] = _NO_ANSWERS) -> dict[str, Any]:
+        """tools/call in the handshake era (``answers``: what the client answered so far)."""
+        name = params.get("name")
+        tool = self.tools.get(name) if type(name) is str else None
+        allowed = self.allowed_tools
+        if tool is None or (allowed is not None and name not in allowed):
+            name, tool = self._lookup_tool(params)  # the lattice decides
+        assert isinstance(name, str)
+        arguments = params.get("arguments")
+        if type(arguments) is not dict:
+            arguments = _arguments(params)
         try:
             return self._run_tool(name, tool, params, arguments, self.protocol_version, answers)
         except InputRequired as need:

@@ -15,6 +15,15 @@ stray keys, and bytes that are real JSON (no NaN). :class:`WireChecker` follows
 a whole conversation, both directions, so that each reply is checked against
 the model of the method it answers, for the version that was negotiated, and
 each request is answered at most once.
+
+The stateless era (2026-07-28) is checked against ``mcp_types._v2026_07_28``:
+a request whose ``params._meta`` names that version is answered under its
+models (``resultType`` required, caching hints on cacheable results,
+``input_required`` only where MRTR is allowed, -32002 never emitted, the
+-32021/-32022 error shapes), and a notification stamped with a
+``subscriptionId`` is a listen stream's. A message from the server with an id
+and a method is a server-to-client request (handshake era only), checked
+against that version's request model.
 """
 
 from __future__ import annotations
@@ -26,11 +35,12 @@ from typing import Any, Literal
 
 import mcp_types
 import mcp_types._v2025_11_25 as wire
+import mcp_types._v2026_07_28 as wire26
 from mcp_types import methods
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
-from pydantic import BaseModel, ValidationError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
-Kind = Literal["result", "error", "notification"]
+Kind = Literal["result", "error", "notification", "request"]
 
 RESULT_MODELS: dict[str, type[BaseModel]] = {
     "initialize": wire.InitializeResult,
@@ -66,10 +76,20 @@ MONOLITH_RESULTS: dict[str, type[BaseModel]] = {
 }
 """What the SDK client parses each result into (it must accept ours)."""
 
-_ENVELOPE_KEYS: dict[Kind, frozenset[str]] = {
+STATELESS_ERRORS: dict[int, type[BaseModel]] = {
+    -32021: wire26.MissingRequiredClientCapabilityError,
+    -32022: wire26.UnsupportedProtocolVersionError,
+}
+"""Stateless-era error codes whose ``data`` the spec fixes, and the model that checks it."""
+
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+
+_ENVELOPE_KEYS: dict[str, frozenset[str]] = {
     "result": frozenset({"jsonrpc", "id", "result"}),
     "error": frozenset({"jsonrpc", "id", "error"}),
     "notification": frozenset({"jsonrpc", "method", "params"}),
+    "request": frozenset({"jsonrpc", "id", "method", "params"}),
 }
 
 
@@ -136,12 +156,57 @@ def validate_server_message(
         raise _fail(message, "a JSON-RPC message must be an object")
     _check_json(message)
     version = version or LATEST_HANDSHAKE_VERSION
+    if version in MODERN_PROTOCOL_VERSIONS:
+        return _validate_stateless(message, method, version)
     if version not in HANDSHAKE_PROTOCOL_VERSIONS:
         raise _fail(message, f"negotiated version {version!r} is not a handshake-era version")
     if message.get("jsonrpc") != "2.0":
         raise _fail(message, 'jsonrpc must be exactly "2.0"')
     kind: Kind
+    if "method" in message and "id" in message and (message["method"], version) in methods.SERVER_REQUESTS:
+        kind = "request"
+    elif "method" in message:
+        kind = "notification"
+    elif ("result" in message) == ("error" in message):
+        raise _fail(message, "a response carries exactly one of result and error")
+    else:
+        kind = "result" if "result" in message else "error"
+    stray = set(message) - _ENVELOPE_KEYS[kind]
+    if stray:
+        raise _fail(message, f"stray keys {sorted(stray)} in a {kind}")
+    if kind == "request":
+        _check_server_request(message, version)
+    elif kind == "notification":
+        _check_notification(message, version)
+    elif kind == "error":
+        _check_error(message)
+    else:
+        _check_result(message, method, version)
+    return kind
+
+
+def _check_server_request(message: dict[str, Any], version: str) -> None:
+    if not _strict_id(message["id"]):
+        raise _fail(message, "a server request's id is a string or an integer")
+    _validate(wire.JSONRPCRequest, message, message, "request envelope")
+    _validate(methods.SERVER_REQUESTS[(message["method"], version)], message, message, "server request")
+
+
+def _adapt(model: Any, data: object, message: object, what: str) -> None:
+    try:
+        TypeAdapter(model).validate_python(data, by_name=False)
+    except ValidationError as exc:
+        raise _fail(message, f"{what} fails {model}: {exc}") from None
+
+
+def _validate_stateless(message: dict[str, Any], method: str | None, version: str) -> Kind:
+    """One server message under the stateless era's models (see the module docstring)."""
+    if message.get("jsonrpc") != "2.0":
+        raise _fail(message, 'jsonrpc must be exactly "2.0"')
+    kind: Kind
     if "method" in message:
+        if "id" in message:
+            raise _fail(message, "the stateless era has no server-to-client requests (MRTR replaces them)")
         kind = "notification"
     elif ("result" in message) == ("error" in message):
         raise _fail(message, "a response carries exactly one of result and error")
@@ -151,12 +216,53 @@ def validate_server_message(
     if stray:
         raise _fail(message, f"stray keys {sorted(stray)} in a {kind}")
     if kind == "notification":
-        _check_notification(message, version)
+        _validate(wire26.JSONRPCNotification, message, message, "notification envelope")
+        model = methods.SERVER_NOTIFICATIONS.get((message["method"], version))
+        if model is None:
+            raise _fail(message, f"{message['method']!r} is not a server notification in {version}")
+        _validate(model, message, message, "notification")
     elif kind == "error":
         _check_error(message)
+        code = message["error"]["code"]
+        if code in (-32002, -32042):
+            raise _fail(message, f"{code} must not be emitted from {version} on")
+        if code in STATELESS_ERRORS:
+            _validate(STATELESS_ERRORS[code], message, message, f"{code} error")
     else:
-        _check_result(message, method, version)
+        if not _strict_id(message["id"]):
+            raise _fail(message, "a result's id is a string or an integer, never null")
+        _validate(wire26.JSONRPCResultResponse, message, message, "result envelope")
+        if method is not None:
+            validate_stateless_result(method, version, message["result"], message)
     return kind
+
+
+def validate_stateless_result(
+    method: str, version: str, result: Mapping[str, Any], message: object = None
+) -> None:
+    """A stateless-era result: its version's surface model, then what the SDK client parses it into."""
+    where = message if message is not None else result
+    result_type = result.get("resultType")
+    if result_type not in ("complete", "input_required"):
+        raise _fail(where, f"resultType must be 'complete' or 'input_required', not {result_type!r}")
+    if result_type == "input_required":
+        if method not in methods.INPUT_REQUIRED_METHODS:
+            raise _fail(where, f"{method} may not answer input_required")
+        _validate(wire26.InputRequiredResult, result, where, "input_required result")
+        if "inputRequests" not in result and "requestState" not in result:
+            raise _fail(where, "an input_required result needs inputRequests or requestState")
+        for key, request in (result.get("inputRequests") or {}).items():
+            _adapt(wire26.InputRequest, request, where, f"inputRequests[{key!r}]")
+        return
+    if method == "subscriptions/listen":
+        _validate(wire26.SubscriptionsListenResult, result, where, "listen result")
+        return
+    if (method, version) not in methods.SERVER_RESULTS:
+        raise _fail(where, f"{method!r} has no result in version {version}")
+    try:
+        methods.parse_server_result(method, version, result)
+    except ValidationError as exc:
+        raise _fail(where, f"{method} result fails the {version} models: {exc}") from None
 
 
 def _check_notification(message: dict[str, Any], version: str) -> None:
@@ -193,6 +299,23 @@ def _check_result(message: dict[str, Any], method: str | None, version: str) -> 
         validate_result(method, version, message["result"], message)
 
 
+def _stateless_version(message: dict[str, Any]) -> str | None:
+    """The stateless version a request names in ``params._meta`` (None: a handshake-era request)."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if message.get("method") == "initialize" or not isinstance(meta, dict) or PROTOCOL_VERSION not in meta:
+        return None
+    version = meta[PROTOCOL_VERSION]
+    # an unsupported or malformed version is still answered under the stateless era's error rules
+    return version if version in MODERN_PROTOCOL_VERSIONS else MODERN_PROTOCOL_VERSIONS[-1]
+
+
+def _is_stream_event(message: dict[str, Any]) -> bool:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and SUBSCRIPTION_ID in meta
+
+
 Decode = Callable[[bytes], Any]
 
 
@@ -207,7 +330,8 @@ class WireChecker:
 
     def __init__(self) -> None:
         self.version: str | None = None
-        self.pending: dict[tuple[type, int | str], str | None] = {}
+        self.pending: dict[tuple[type, int | str], tuple[str | None, str | None]] = {}
+        """Request id -> (the method it asked, its stateless version or None: the negotiated one)."""
         self.answered: set[tuple[type, int | str]] = set()
         self.server_messages: list[dict[str, Any]] = []
         self.kinds: list[Kind] = []
@@ -222,11 +346,12 @@ class WireChecker:
             return  # a response from the client: nothing comes back
         key = (type(message["id"]), message["id"])
         # a request with a bad envelope is still answered: envelope check only, no method
-        self.pending[key] = method if isinstance(method, str) else None
+        self.pending[key] = (method if isinstance(method, str) else None, _stateless_version(message))
         self.answered.discard(key)
 
     def server_sent(self, message: object) -> Kind:
         method = None
+        version = self.version
         if isinstance(message, dict) and "method" not in message and _strict_id(message.get("id")):
             req_id = message["id"]
             key = (type(req_id), req_id)
@@ -234,9 +359,12 @@ class WireChecker:
                 raise _fail(message, f"a second reply to request id {req_id!r}")
             if key not in self.pending:
                 raise _fail(message, f"a reply to id {req_id!r}, which no pending request has")
-            method = self.pending.pop(key)
+            method, stateless = self.pending.pop(key)
+            version = stateless or version
             self.answered.add(key)
-        kind = validate_server_message(message, method=method, version=self.version)
+        elif isinstance(message, dict) and _is_stream_event(message):
+            version = MODERN_PROTOCOL_VERSIONS[-1]
+        kind = validate_server_message(message, method=method, version=version)
         if kind == "result" and method == "initialize":
             assert isinstance(message, dict)
             self.version = message["result"]["protocolVersion"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.mcp_schema import WireChecker
 
-from harness.protocol import InMemoryTransport, MCPServer
+from harness.protocol import InMemoryTransport, MCPServer, get_codec
 from harness.protocol.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from harness.protocol.inputs import InputRequest, ask, ask_all, elicit, list_roots, sample
 from harness.protocol.versions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, STATELESS_VERSION
@@ -218,3 +219,25 @@ def test_ask_all_batches_several_questions_in_one_round() -> None:
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "many", "_meta": meta(caps)}}
     )
     assert first is not None and sorted(first["result"]["inputRequests"]) == ["city", "hint", "roots"]
+
+
+def test_every_message_of_both_round_trips_passes_the_official_models() -> None:
+    server, tool = booking_server()
+    checker = WireChecker()
+    transport = InMemoryTransport(server, tap=checker.tap(get_codec("json").decode))
+    first = transport.send(call(1, {}, ELICITING))
+    assert first is not None
+    retry = call(2, {}, ELICITING, inputResponses={"city": ACCEPT}, **_state(first))
+    assert "result" in (transport.send(retry) or {})
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": ELICITING,
+        "clientInfo": {"name": "t", "version": "0"},
+    }
+    transport.send({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": init})
+    transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    transport.on_request = lambda request: {"jsonrpc": "2.0", "id": request["id"], "result": ACCEPT}
+    reply = transport.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "book"}})
+    assert reply is not None and "result" in reply
+    assert checker.kinds == ["result", "result", "result", "request", "result"]
+    assert tool.booked == ["Oslo", "Oslo"]
