@@ -192,6 +192,18 @@ class ScriptedAgent(Agent):
     (what it does unconfigured), and :meth:`configure` sets them on the instance.
     """
 
+    @classmethod
+    def describe_knobs(cls) -> dict[str, str]:
+        """Each knob's meaning (:data:`KNOBS`), its values and this agent's default."""
+        out = {}
+        for name in cls.knobs:
+            knob = KNOBS[name]
+            values = "|".join(knob.choices) if knob.choices else f"an integer >= {knob.minimum}"
+            default = getattr(cls, name)
+            shown = "unset (the agent's own policy)" if default is None else default
+            out[name] = f"{values}; default {shown}: {knob.does}"
+        return out
+
     checks_content: ClassVar[bool] = False
     """Parse every result; a garbled one (``malformed``) is a failure, not a success."""
     verifies: ClassVar[bool] = False

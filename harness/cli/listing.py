@@ -90,6 +90,15 @@ def faults_json() -> dict[str, Any]:
     }
 
 
+def qualities_json() -> dict[str, Any]:
+    """Every message quality: what it means and its default text (None: each kind's own text)."""
+    from harness.sim.faults import QUALITIES, QUALITY_TEXTS
+
+    return {
+        name: {"meaning": meaning, "text": QUALITY_TEXTS.get(name)} for name, meaning in QUALITIES.items()
+    }
+
+
 def _argument_line(name: str, prop: dict[str, Any]) -> str:
     facts = [str(prop.get("type", "any"))]
     low, high = prop.get("minimum"), prop.get("maximum")
@@ -175,6 +184,11 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
         out["tools"] = tools_json()
     if show_faults or (as_json and not show_tools):
         out["faults"] = faults_json()
+        out["qualities"] = qualities_json()
+    if "agents" in out:  # after the older keys, whose order users rely on
+        from harness.sim.registry import agent_class, list_agents
+
+        out["agent_knobs"] = {name: agent_class(name).describe_knobs() for name in list_agents()}
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
@@ -190,7 +204,24 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
             for name, text in out[title].items():
                 table.add_row(name, text)
             console.print(table)
+    knobs = {name: k for name, k in out.get("agent_knobs", {}).items() if k}
+    if knobs:
+        table = Table(title="agent knobs (--set agent.<knob>=...)", title_justify="left", show_lines=True)
+        table.add_column("agent", style="bold")
+        table.add_column("knob", style="bold")
+        table.add_column("values; default: what it does")
+        for name, described in knobs.items():
+            for knob, text in described.items():
+                table.add_row(name, knob, text)
+        console.print(table)
     if "tools" in out:
         console.print(_tools_table(out["tools"]))
     if "faults" in out:
         console.print(_faults_table(out["faults"]))
+        table = Table(title="message qualities (quality = ...)", title_justify="left")
+        table.add_column("quality", style="bold")
+        table.add_column("meaning")
+        table.add_column("default text (explicit and absent: each kind's own)")
+        for name, quality in out["qualities"].items():
+            table.add_row(name, quality["meaning"], quality["text"] or "-")
+        console.print(table)

@@ -51,6 +51,14 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     help="Write the JSONL trace to FILE, or - for stdout.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the record as one JSON object.")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A scenario override (e.g. faults.rate=0.3, max_steps=20) or an agent knob "
+    "(e.g. agent.backoff=exponential), as harness run --set takes them, one value each; repeatable.",
+)
 def command(
     scenario: str,
     agent_name: str,
@@ -60,12 +68,27 @@ def command(
     codec: str,
     trace_to: str | None,
     as_json: bool,
+    sets: tuple[str, ...],
 ) -> None:
     """Run SCENARIO (a shipped name or a .toml path) once and print its record."""
+    from harness.batch.grid import parse_sets
+    from harness.sim.registry import split_agent_params
+    from harness.sim.scenario import load_scenario
     from harness.sim.session import run_session
 
+    values: list[tuple[str, Any]] = []
+    for key, given in parse_sets(sets):
+        if len(given) != 1:
+            raise UserError(f"--set {key}: one session takes one value (harness run sweeps several)")
+        values.append((key, given[0]))
+    knobs, overrides = split_agent_params(tuple(values))
+    loaded = load_scenario(scenario)
+    if overrides:
+        loaded = loaded.with_overrides(dict(overrides))
     buffer = io.BytesIO() if trace_to is not None else None
-    result = run_session(scenario, agent_name, strategy, seed, codec, buffer, host=host_mode)
+    result = run_session(
+        loaded, agent_name, strategy, seed, codec, buffer, host=host_mode, agent_params=knobs or None
+    )
     if buffer is not None and trace_to is not None:
         data = buffer.getvalue()
         if trace_to == "-":

@@ -134,6 +134,11 @@ class Agent(ABC):
     knobs: ClassVar[tuple[str, ...]] = ()
     """The parameters :meth:`configure` takes (swept as ``agent.<knob>``); none by default."""
 
+    @classmethod
+    def describe_knobs(cls) -> dict[str, str]:
+        """One line per knob for ``harness list``: what it does, its values and default."""
+        return {knob: "" for knob in cls.knobs}
+
     def configure(self, params: Mapping[str, Any]) -> None:
         """Set knobs (``{"backoff": "fixed"}``) once, before the first :meth:`reset`.
 

@@ -30,7 +30,8 @@ def test_json_keeps_its_keys_and_adds_tools_and_faults(capsys: pytest.CaptureFix
     rc, out = run(["list", "--json"], capsys)
     assert rc == 0
     data = json.loads(out)
-    assert list(data) == ["scenarios", "agents", "strategies", "families", "tools", "faults"]
+    keys = ["scenarios", "agents", "strategies", "families", "tools", "faults", "qualities", "agent_knobs"]
+    assert list(data) == keys
     assert list(data["scenarios"]) == list_scenarios() and list(data["strategies"]) == list(STRATEGIES)
     assert list(data["tools"]) == list(CATALOGUE) and list(data["faults"]) == list(FAULT_KINDS)
 
@@ -123,3 +124,23 @@ def test_json_lists_the_shipped_families_with_their_summaries(capsys: pytest.Cap
     families = json.loads(out)["families"]
     assert rc == 0 and list(families) == list_families() and len(families) >= 4
     assert all(text == load_family(name).summary and text for name, text in families.items())
+
+
+def test_agent_knobs_and_message_qualities_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.sim.faults import QUALITIES, QUALITY_TEXTS
+    from scripted_agents.base import KNOBS
+    from scripted_agents.reader import ReaderAgent
+
+    rc, out = run(["list", "--json"], capsys)
+    doc = json.loads(out)
+    assert rc == 0
+    assert set(doc["agent_knobs"]["reader"]) == set(ReaderAgent.knobs)
+    assert "exponential" in doc["agent_knobs"]["reader"]["backoff"]
+    assert doc["agent_knobs"]["oracle"] == {}  # the oracle takes no knobs
+    assert set(doc["qualities"]) == set(QUALITIES)
+    assert doc["qualities"]["adversarial"]["text"] == QUALITY_TEXTS["adversarial"]
+    assert doc["qualities"]["explicit"]["text"] is None  # each kind's own message
+    rc, out = run(["list"], capsys)
+    assert "agent knobs" in out and "step_budget" in out and KNOBS["trust"].choices[1] in out
+    rc, out = run(["list", "--faults"], capsys)
+    assert "message qualities" in out and "misleading" in out

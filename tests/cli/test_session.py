@@ -104,3 +104,35 @@ def test_list_shows_every_scenario_agent_and_strategy(capsys: pytest.CaptureFixt
     assert list(listing["strategies"]) == ["is_error", "masked", "collapse", "escape"]
     rc, out, _ = run(["list"], capsys)
     assert rc == 0 and "travel_day" in out and "refresher" in out and "collapse" in out
+
+
+def test_set_takes_scenario_overrides_and_agent_knobs(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["session", "retired_fetch", "--json"]
+    rc, out, _ = run(base, capsys)
+    plain = json.loads(out)
+    rc, out, _ = run([*base, "--set", "max_steps=2"], capsys)
+    assert rc == 0 and json.loads(out)["end"] == "budget" and json.loads(out)["steps"] == 2
+    rc, out, _ = run([*base, "--set", "agent.step_budget=2"], capsys)
+    knob = json.loads(out)
+    assert rc == 0 and knob["agent"] == "reader" and knob["trace_hash"] != plain["trace_hash"]
+    rc, out, _ = run(
+        [*base, "--set", "agent.backoff=random"], capsys
+    )  # the reader's default: the same session
+    assert rc == 0 and json.loads(out)["trace_hash"] == plain["trace_hash"]
+
+
+@pytest.mark.parametrize(
+    ("sets", "needle"),
+    [
+        (["agent.bogus=1"], "does not take agent.bogus"),
+        (["max_steps=5,6"], "one session takes one value"),
+        (["nope=1"], "overrides.nope: unknown override"),
+        (["max_steps"], "expected KEY=V1"),
+    ],
+)
+def test_set_mistakes_are_one_line(sets: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["session", "retired_fetch"]
+    for item in sets:
+        argv += ["--set", item]
+    rc, out, err = run(argv, capsys)
+    assert rc == 2 and needle in err and "Traceback" not in err + out
