@@ -7,16 +7,25 @@ The harness finds the agent through the registry (the entry point ``llm`` in the
 
 from harness.llm.agent import KNOBS, LLMAgent, render, to_model_tool
 from harness.llm.cassette import Cassette, CassetteMiss, open_cassette, request_key
-from harness.llm.client import EndpointError, Reply, chat_client, malformed_tool_calls
+from harness.llm.client import (
+    ChatClient,
+    EndpointError,
+    Reply,
+    chat_client,
+    close_clients,
+    malformed_tool_calls,
+)
 
 __all__ = [
     "KNOBS",
     "Cassette",
     "CassetteMiss",
+    "ChatClient",
     "EndpointError",
     "LLMAgent",
     "Reply",
     "chat_client",
+    "close_clients",
     "malformed_tool_calls",
     "open_cassette",
     "render",

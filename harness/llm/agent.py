@@ -58,6 +58,8 @@ SYSTEM_PROMPT = (
     "If you cannot complete it, answer with a message that starts with 'GIVE UP:' and says why."
 )
 GIVE_UP = "GIVE UP"
+TOOL_ERROR = "Tool error"
+"""How a failed call's text starts in the model's context (isError, or a JSON-RPC error)."""
 LIST_CHANGED = "notifications/tools/list_changed"
 
 
@@ -171,9 +173,9 @@ def render(obs: ToolResult | RPCErrorObservation) -> str:
     """
     if isinstance(obs, ToolResult):
         text = _content_text(obs) or "(no content)"
-        return f"Error: {text}" if obs.is_error else text
+        return f"{TOOL_ERROR}: {text}" if obs.is_error else text
     said = f": {obs.message}" if obs.message is not None else ""
-    return f"Error: the tool call failed (JSON-RPC error {obs.code}){said}"
+    return f"{TOOL_ERROR}: the call failed (JSON-RPC error {obs.code}){said}"
 
 
 # -- the agent --------------------------------------------------------------------------------

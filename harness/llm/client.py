@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["EndpointError", "Reply", "chat_client", "malformed_tool_calls"]
+__all__ = ["ChatClient", "EndpointError", "Reply", "chat_client", "close_clients", "malformed_tool_calls"]
 
 REASON_CHARS = 300
 """How much of an endpoint's error body goes into a reason (a row's ``error`` column is one line)."""
@@ -152,6 +152,10 @@ class ChatClient:
         self.sleep = sleep
         self.http = httpx.Client(timeout=timeout_s)
 
+    def close(self) -> None:
+        """Close the connections kept open."""
+        self.http.close()
+
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env)
         return {"Authorization": f"Bearer {key}"} if key else {}
@@ -231,3 +235,9 @@ def chat_client(
             max_wait_s=max_wait_s,
         )
     return client
+
+
+def close_clients() -> None:
+    """Close and forget the process's clients (their connections)."""
+    while _CLIENTS:
+        _CLIENTS.popitem()[1].close()

@@ -1,0 +1,191 @@
+"""``harness run --agents llm``: record, replay with the endpoint gone, dry runs, the key kept out
+of everything written, and one-line usage errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fake_endpoint import FakeEndpoint, careful_booker
+
+from harness.cli.main import main
+from harness.cli.run import build_grid
+from harness.llm.client import close_clients
+
+KEY = "sk-test-never-written-8d1f"
+
+
+@pytest.fixture(autouse=True)
+def _setup(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("CI", "1")  # no progress bar
+    yield
+    close_clients()
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        rc = main(argv)
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else 1
+    out = capsys.readouterr()
+    return int(rc or 0), out.out, out.err
+
+
+GRID = ["run", "strict_dates", "--agents", "llm", "--strategies", "is_error,collapse", "--seeds", "2"]
+QUIET = ["--executor", "serial", "--no-compare", "--traces"]
+
+
+def rows(out: Path) -> pd.DataFrame:
+    return pd.read_parquet(out / "sessions.parquet").drop(columns=["wall_time_s"])
+
+
+def test_a_recorded_run_replays_to_identical_rows_with_the_endpoint_gone_and_no_key_anywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = tmp_path / "model.jsonl"
+    with FakeEndpoint(careful_booker) as fake:
+        url = fake.base_url
+        record = [*GRID, "--llm-base-url", url, "--llm-model", "fake", "--cassette", str(cassette)]
+        rc, _, err = run([*record, *QUIET, "--out", str(tmp_path / "recorded")], capsys)
+        assert rc == 0, err
+    assert fake.headers and all(h["authorization"] == f"Bearer {KEY}" for h in fake.headers)
+    close_clients()
+    replay = [*GRID, "--llm-model", "fake", "--cassette", str(cassette), "--replay"]
+    rc, _, err = run([*replay, *QUIET, "--out", str(tmp_path / "replayed")], capsys)
+    assert rc == 0, err
+    recorded, replayed = rows(tmp_path / "recorded"), rows(tmp_path / "replayed")
+    pd.testing.assert_frame_equal(recorded, replayed)
+    assert list(recorded["success"]) == [True, True, False, False]  # is_error x 2 seeds, collapse x 2
+    assert (recorded["tokens_in"] > 0).all() and (recorded["model_latency_s"] > 0).all()
+    manifest = json.loads((tmp_path / "recorded" / "manifest.json").read_text())
+    llm = manifest["agent_settings"]["llm"]
+    assert (llm["model"], llm["base_url"], llm["temperature"], llm["sampling_seed"]) == (
+        "fake",
+        url,
+        0.0,
+        "session",
+    )
+    assert llm["api_key_env"] == "OPENAI_API_KEY"
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".jsonl" and "traces" in p.parts for p in written)
+    for path in written:
+        assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_a_replay_that_asks_what_was_not_recorded_names_the_request_and_the_batch_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = tmp_path / "model.jsonl"
+    with FakeEndpoint(careful_booker) as fake:
+        record = [*GRID, "--llm-base-url", fake.base_url, "--llm-model", "fake", "--cassette", str(cassette)]
+        assert run([*record, *QUIET, "--out", str(tmp_path / "a")], capsys)[0] == 0
+    other = [*GRID, "--llm-model", "another", "--cassette", str(cassette), "--replay"]
+    rc, _, err = run([*other, *QUIET, "--out", str(tmp_path / "b")], capsys)
+    assert rc == 0
+    assert "4 harness errors" in err
+    assert (
+        "first harness error: strict_dates__llm__is_error__typical__0: CassetteMiss: request sha256:" in err
+    )
+    assert "(model turn 1, session step 1)" in err
+    assert (pd.read_parquet(tmp_path / "b" / "sessions.parquet")["status"] == "harness_error").all()
+
+
+def test_dry_run_prints_the_grid_and_the_model_requests_it_can_cost_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "never"
+    argv = ["run", "strict_dates", "--agents", "llm", "--seeds", "3", "--dry-run"]
+    rc, text, err = run(
+        [*argv, "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m", "--out", str(out)], capsys
+    )
+    assert rc == 0, err
+    assert "12 sessions (1 scenarios x 1 agents x 4 strategies x 1 hosts x 3 seeds)" in text
+    # strict_dates: a 30-step budget and faults, so a fault-free baseline each too
+    assert "llm: 12 sessions x their step budgets = at most 360 model requests" in text
+    assert "at most 360 more for the fault-free baselines" in text
+    assert not out.exists()
+
+
+def test_concurrency_against_the_endpoint_bounds_the_worker_processes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeEndpoint(careful_booker) as fake:
+        argv = [
+            *GRID,
+            "--llm-base-url",
+            fake.base_url,
+            "--llm-model",
+            "fake",
+            "--workers",
+            "2",
+            "--llm-concurrency",
+            "1",
+        ]
+        assert run([*argv, *QUIET, "--out", str(tmp_path / "r")], capsys)[0] == 0
+    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["workers"] == 1
+
+
+def test_the_default_grid_leaves_out_agents_that_call_a_model() -> None:
+    grid, _ = build_grid(("strict_dates",), (), (), (), 1, ())
+    assert "llm" not in grid.agents and "reader" in grid.agents
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["strict_dates", "--agents", "llm", "--llm-model", "m"], "--agents llm needs --llm-base-url URL"),
+        (
+            ["strict_dates", "--agents", "llm", "--llm-base-url", "http://x/v1"],
+            "--agents llm needs --llm-model NAME",
+        ),
+        (
+            ["strict_dates", "--agents", "llm", "--llm-model", "m", "--replay"],
+            "--replay needs --cassette PATH",
+        ),
+        (
+            ["strict_dates", "--agents", "reader", "--llm-model", "m"],
+            "--llm-model goes with an agent that calls a model",
+        ),
+        (
+            [
+                "strict_dates",
+                "--agents",
+                "llm",
+                "--llm-model",
+                "m",
+                "--replay",
+                "--cassette",
+                "nowhere.jsonl",
+            ],
+            "--cassette nowhere.jsonl: no such file to replay",
+        ),
+        (
+            [
+                "strict_dates",
+                "--agents",
+                "llm",
+                "--llm-base-url",
+                "u",
+                "--llm-model",
+                "m",
+                "--set",
+                "agent.temperature=9",
+            ],
+            "agent 'llm': agent.temperature=9 must be >= 0 and <= 2",
+        ),
+    ],
+)
+def test_a_usage_mistake_is_one_line_and_exit_2(
+    argv: list[str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = run(["run", *argv, "--dry-run"], capsys)
+    assert rc == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err
