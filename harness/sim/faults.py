@@ -419,8 +419,15 @@ class FaultEngine:
         return left
 
     def is_dead(self, tool: str) -> bool:
-        """Whether a permanent fault has hit ``tool`` (it will fail for the rest of the session)."""
-        return any(self._states[i].sticky for i in self._by_tool.get(tool, ()))
+        """Whether ``tool`` fails for the rest of the session: a permanent fault (or a futile
+        outage) has hit it, or is set to hit its next call (so a give-up before that call is as
+        right as one after it)."""
+        after = self.counts.get(tool, 0) + 1
+        return any(
+            self._states[i].sticky
+            or (self._kinds[i].decide is _decide_permanent and self.scheduled(i, after))
+            for i in self._by_tool.get(tool, ())
+        )
 
     # -- executing -----------------------------------------------------------------------
 

@@ -290,6 +290,31 @@ def test_a_futile_outage_never_passes_and_a_retry_meets_it_again() -> None:
     assert rescued.success
 
 
+def test_a_give_up_before_a_scheduled_outage_is_as_correct_as_one_after_it() -> None:
+    """The oracle knows the weather tool's first call starts an outage that never ends, and gives
+    up without calling: no option could ever succeed, so the give-up is correct."""
+    now = scenario("weather", {"city": "Oslo"}, {"kind": "futile_outage", "calls": [1]})
+    oracle, _ = traced(now, "oracle", "is_error")
+    assert oracle.tool_calls == 0 and oracle.gave_up and oracle.correct_give_ups == 1
+
+
+@pytest.mark.parametrize("kind", ["permanent", "futile_outage", "transient"])
+def test_a_tool_is_dead_once_its_next_call_starts_an_endless_outage(kind: str) -> None:
+    from harness.sim.catalogue import CATALOGUE, World
+    from harness.sim.faults import Clock, FaultEngine, ToolFault
+
+    engine = FaultEngine(
+        [FaultRule(0, kind, "weather", calls=(2,))], 7, 20, Clock(), World(), call_timeout_s=30.0
+    )
+    endless = kind != "transient"
+    assert not engine.is_dead("weather")  # the first call works
+    engine.execute(CATALOGUE["weather"], {"city": "Oslo"})
+    assert engine.is_dead("weather") is endless  # the second starts the outage
+    with pytest.raises(ToolFault):
+        engine.execute(CATALOGUE["weather"], {"city": "Oslo"})
+    assert engine.is_dead("weather") is endless and not engine.is_dead("forecast")
+
+
 @pytest.mark.parametrize(
     ("kind", "tool", "arguments"),
     [
