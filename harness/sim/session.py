@@ -111,7 +111,13 @@ def _baseline_success(sc: Scenario, agent: Agent, agent_name: str, seed: int, co
     """The plain path: the session with its faults removed, run to its end."""
     base = _Session(replace(sc, faults=()), agent, agent_name, BASELINE_STRATEGY, seed, codec, host, Trace())
     _run(base)
+    if base.status == "harness_error":  # an agent's endpoint gave out, say: the session cannot be judged
+        raise _BaselineBroke(base.error)
     return base.success()
+
+
+class _BaselineBroke(Exception):
+    """The fault-free baseline run ended as a harness_error; the session's row says so."""
 
 
 def run_session(
@@ -153,6 +159,7 @@ def run_session(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise UserError(f"seed must be a non-negative integer, got {seed!r}")
     baseline: bool | None = None
+    broke = ""
     if sc.faults:  # a session without faults is its own baseline
         # Before the session itself, so that an agent passed in ends in the session's state.
         key = (id(sc), agent_name, tuple(sorted((agent_params or {}).items())), seed, codec, host)
@@ -162,14 +169,20 @@ def run_session(
             _BASELINES.move_to_end(key)
         else:
             fresh = make_agent(agent, agent_params) if isinstance(agent, str) else ag
-            baseline = _baseline_success(sc, fresh, agent_name, seed, codec, host)
-            if isinstance(agent, str):
+            try:
+                baseline = _baseline_success(sc, fresh, agent_name, seed, codec, host)
+            except _BaselineBroke as exc:
+                broke = str(exc)
+            if isinstance(agent, str) and baseline is not None:
                 _BASELINES[key] = (sc, baseline)
                 if len(_BASELINES) > BASELINE_CACHE_SIZE:
                     _BASELINES.popitem(last=False)
     run = _Session(sc, ag, agent_name, strategy, seed, codec, host, Trace(trace))
     run.baseline_success = baseline
-    _run(run)
+    if broke:
+        run.status, run.end, run.error = "harness_error", "error", f"the fault-free baseline broke: {broke}"
+    else:
+        _run(run)
     return run.result(time.perf_counter() - started)
 
 

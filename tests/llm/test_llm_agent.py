@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from harness.sim.agent import (
     ToolResult,
     ToolsListed,
 )
-from harness.sim.scenario import Task
+from harness.sim.scenario import Task, load_scenario
 from harness.sim.session import run_session
 
 REASON = "2025-03-14"
@@ -99,14 +100,19 @@ def test_a_session_reports_its_tokens_and_latency_and_scripted_agents_report_non
     assert (scripted_row.tokens_in, scripted_row.tokens_out, scripted_row.model_latency_s) == (0, 0, 0.0)
 
 
-def test_an_endpoint_that_stays_down_makes_a_harness_error_row_with_the_reason() -> None:
+@pytest.mark.parametrize("faults", [True, False])
+def test_an_endpoint_that_stays_down_makes_a_harness_error_row_with_the_reason(faults: bool) -> None:
+    # With faults, the fault-free baseline runs first and is where the endpoint gives out.
+    scenario = load_scenario("strict_dates")
+    scenario = scenario if faults else replace(scenario, faults=())
     busy = Answer({"error": "busy"}, status=429, headers={"Retry-After": "0"})
     with FakeEndpoint(scripted(busy)) as fake:
         row = run_session(
-            "strict_dates", "llm", "is_error", 0, agent_params=params(fake, max_retries=2, backoff_s=0)
+            scenario, "llm", "is_error", 0, agent_params=params(fake, max_retries=2, backoff_s=0)
         )
     assert row.status == "harness_error" and row.end == "error"
     assert "EndpointError" in row.error and "429" in row.error and "after 3 attempts" in row.error
+    assert row.error.startswith("the fault-free baseline broke") is faults
 
 
 # -- one observation at a time ---------------------------------------------------------------
