@@ -24,6 +24,9 @@ from harness.protocol.strategies import STRATEGIES
     help="How a raising tool is reported (tool_errors).",
 )
 @click.option("--page-size", type=click.IntRange(min=1), default=None, help="Paginate tools/list.")
+@click.option(
+    "--elicit", is_flag=True, help="Add book(city?), a demo tool that asks the client for a missing city."
+)
 @click.option("--http", "use_http", is_flag=True, help="Serve Streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="HTTP port.")
@@ -46,6 +49,7 @@ def command(
     demo: bool,
     strategy: str,
     page_size: int | None,
+    elicit: bool,
     use_http: bool,
     host: str,
     port: int,
@@ -65,7 +69,7 @@ def command(
         from harness.fixtures.demo import build_demo_server
 
         def factory() -> MCPServer:
-            return build_demo_server(strategy, page_size=page_size)
+            return build_demo_server(strategy, page_size=page_size, elicit=elicit)
 
     def configured() -> MCPServer:
         server = factory()

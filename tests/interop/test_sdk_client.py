@@ -1,10 +1,10 @@
 """Interop, one direction: the official SDK client (mcp 2.3.0) drives ``harness serve --demo``.
 
-What the SDK client does, recorded through a stdio tee: it sends
-``server/discover`` first (the 2026-07-28 probe); our server, not yet
-initialized, answers -32600, which the client takes as "legacy" and falls back
-to ``initialize`` offering 2025-11-25. Every line our server wrote is then
-checked against the official models as well.
+The handshake era: the SDK client is pinned to ``mode="legacy"`` (in its default
+auto mode it sends ``server/discover`` first, which our dual-era server answers,
+so it settles on 2026-07-28: ``test_sdk_client_stateless.py``). Recorded through
+a stdio tee: ``initialize`` offering 2025-11-25, then ``notifications/initialized``.
+Every line our server wrote is then checked against the official models as well.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_sdk_client_lists_calls_and_sees_errors(tmp_path: Path) -> None:
     seen: dict[str, Any] = {}
 
     async def session() -> None:
-        async with Client(serve_params(log), read_timeout_seconds=20) as client:
+        async with Client(serve_params(log), mode="legacy", read_timeout_seconds=20) as client:
             seen["init"] = client.session.initialize_result
             seen["tools"] = [t.name for t in (await client.list_tools()).tools]
             seen["add"] = await client.call_tool("add", {"x": 2, "y": 3})
@@ -79,12 +79,9 @@ def test_sdk_client_lists_calls_and_sees_errors(tmp_path: Path) -> None:
     assert seen["delete_db"].code == -32600 and "not permitted" in seen["delete_db"].error.message
 
     wire = check_log(log)
-    first_out, first_back = wire[0], wire[1]
-    assert first_out[0] == "c2s" and first_out[1]["method"] == "server/discover"
-    assert first_back[0] == "s2c" and first_back[1]["error"]["code"] == -32600
     methods = [m.get("method") for d, m in wire if d == "c2s"]
-    assert methods[1:3] == ["initialize", "notifications/initialized"]
-    assert wire[2][1]["params"]["protocolVersion"] == "2025-11-25"
+    assert methods[:2] == ["initialize", "notifications/initialized"]
+    assert wire[0][1]["params"]["protocolVersion"] == "2025-11-25"
 
 
 @pytest.mark.parametrize(
@@ -97,7 +94,9 @@ def test_sdk_client_reads_each_is_error_strategy(tmp_path: Path, strategy: str, 
     got: dict[str, Any] = {}
 
     async def session() -> None:
-        async with Client(serve_params(log, "--strategy", strategy), read_timeout_seconds=20) as client:
+        async with Client(
+            serve_params(log, "--strategy", strategy), mode="legacy", read_timeout_seconds=20
+        ) as client:
             got["weather"] = await client.call_tool("weather", {"city": "Atlantis"})
 
     anyio.run(session)
@@ -109,7 +108,9 @@ def test_sdk_client_gets_collapse_as_an_mcp_error(tmp_path: Path) -> None:
     log = tmp_path / "wire.jsonl"
 
     async def session() -> None:
-        async with Client(serve_params(log, "--strategy", "collapse"), read_timeout_seconds=20) as client:
+        async with Client(
+            serve_params(log, "--strategy", "collapse"), mode="legacy", read_timeout_seconds=20
+        ) as client:
             with pytest.raises(MCPError) as info:
                 await client.call_tool("weather", {"city": "Atlantis"})
             assert info.value.code == -32603 and info.value.error.message == "no station near Atlantis"
