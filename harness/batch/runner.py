@@ -453,12 +453,14 @@ def run_batch(
                 if o.trace is not None:
                     results.write_trace(cell.label(), o.trace)
             ran += len(outcomes)
-            errors += len(failed)
-            if failed and not first_error:
+            # A session that broke inside (an agent's endpoint gave out) has its row, no traceback.
+            broken = [o.error is not None or o.row.get("status") == "harness_error" for o in outcomes]
+            errors += sum(broken)
+            if any(broken) and not first_error:
                 first_error = next(
                     f"{cell.label()}: {o.row.get('error') or 'see errors.log'}"
-                    for cell, o in zip(task, outcomes, strict=True)
-                    if o.error is not None
+                    for cell, o, bad in zip(task, outcomes, broken, strict=True)
+                    if bad
                 )
             if advance:
                 advance(len(outcomes))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fake_endpoint import FakeEndpoint, careful_booker
+from fake_endpoint import Answer, FakeEndpoint, careful_booker, scripted
 
 from harness.cli.main import main
 from harness.cli.run import build_grid
@@ -189,3 +189,37 @@ def test_a_usage_mistake_is_one_line_and_exit_2(
     monkeypatch.chdir(tmp_path)
     rc, _, err = run(["run", *argv, "--dry-run"], capsys)
     assert rc == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_an_endpoint_that_gives_out_makes_harness_error_rows_and_the_batch_finishes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeEndpoint(scripted(Answer("overloaded", status=503))) as fake:
+        argv = [*GRID, "--llm-base-url", fake.base_url, "--llm-model", "fake", "--set", "agent.max_retries=1"]
+        rc, _, err = run([*argv, "--set", "agent.backoff_s=0", *QUIET, "--out", str(tmp_path / "r")], capsys)
+    assert rc == 0 and "4 harness errors" in err
+    assert "first harness error: strict_dates__llm__is_error__typical__0__agent.max_retries=1" in err
+    assert "503 overloaded (gave up after 2 attempts)" in err
+    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["status"] == "complete"
+    table = pd.read_parquet(tmp_path / "r" / "sessions.parquet")
+    assert (table["status"] == "harness_error").all() and table["error"].str.contains("EndpointError").all()
+
+
+def test_worker_processes_share_one_cassette_and_its_replay_gives_their_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = tmp_path / "model.jsonl"
+    grid = ["run", "strict_dates", "travel_day", "--agents", "llm", "--seeds", "3", "--no-compare"]
+    with FakeEndpoint(careful_booker) as fake:
+        record = [*grid, "--llm-base-url", fake.base_url, "--llm-model", "fake", "--cassette", str(cassette)]
+        flags = ["--executor", "process", "--workers", "2", "--llm-concurrency", "2"]
+        rc, _, err = run([*record, *flags, "--out", str(tmp_path / "recorded")], capsys)
+        assert rc == 0, err
+    replay = [*grid, "--llm-model", "fake", "--cassette", str(cassette), "--replay", "--executor", "serial"]
+    rc, _, err = run([*replay, "--out", str(tmp_path / "replayed")], capsys)
+    assert rc == 0 and "0 harness errors" in err, err
+    pd.testing.assert_frame_equal(rows(tmp_path / "recorded"), rows(tmp_path / "replayed"))
+    keys = [json.loads(line)["key"] for line in cassette.read_text().splitlines()]
+    assert len(keys) == len(set(keys))  # one answer per request, whichever worker recorded it first
+    manifest = json.loads((tmp_path / "recorded" / "manifest.json").read_text())
+    assert (manifest["executor"], manifest["workers"]) == ("process", 2)
