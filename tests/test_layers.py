@@ -132,6 +132,14 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def test_nothing_outside_harness_llm_imports_it_the_registry_finds_the_llm_agent() -> None:
+    def llm(name: str) -> bool:
+        return name == "harness.llm" or name.startswith("harness.llm.")
+
+    importers = sorted(m for m, targets in GRAPH.items() if not llm(m) and any(llm(t) for t in targets))
+    assert not importers, f"{importers} import harness.llm: find the llm agent through harness.sim.registry"
+
+
 def test_the_import_graph_has_no_cycle() -> None:
     cycle = _cycle(GRAPH)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
