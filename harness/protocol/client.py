@@ -299,6 +299,8 @@ class MCPClient:
         params = request.get("params")
         assert self.input_handler is not None
         answer = self.input_handler(method, params if isinstance(params, dict) else {})
+        if not isinstance(answer, dict):
+            raise RPCError(INTERNAL_ERROR, f"input handler returned no object for {method}")
         self.inputs_answered += 1
         return answer
 

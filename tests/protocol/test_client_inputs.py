@@ -313,3 +313,17 @@ def test_stdio_answers_a_request_that_arrives_while_it_waits(
     answer = json.loads(result["content"][0]["text"])  # the peer echoes the client's response
     assert answer["id"] == "srv-1"
     assert (answer[member] if member == "result" else answer[member]["code"]) == expected
+
+
+def test_a_handler_returning_no_object_stops_the_mrtr_call_with_32603() -> None:
+    client = MCPClient(AskingServer(1), mode="2026-07-28", input_handler=no_object)
+    with pytest.raises(RPCError) as info:
+        client.call_tool("delete", {})
+    assert info.value.code == -32603
+
+
+def test_a_handlers_rpc_error_stops_the_mrtr_call_with_its_code() -> None:
+    server = AskingServer(1)
+    with pytest.raises(RPCError) as info:
+        MCPClient(server, mode="2026-07-28", input_handler=refusing).call_tool("delete", {})
+    assert info.value.code == -1 and len(server.sent) == 1  # no retry without an answer

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.protocol import MCPClient, RPCError
 from harness.protocol.client import EraError
@@ -262,3 +264,38 @@ def test_a_transport_with_post_writes_the_request_without_waiting() -> None:
     sub = client.listen()
     assert [m["method"] for m in server.posted] == ["subscriptions/listen"] and server.sent == []
     assert not sub.acknowledged  # the acknowledgement comes later, through pump_notifications
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+methods = st.sampled_from(
+    [
+        "notifications/tools/list_changed",
+        "notifications/subscriptions/acknowledged",
+        "notifications/cancelled",
+        "notifications/progress",
+    ]
+)
+messages = st.fixed_dictionaries(
+    {"jsonrpc": st.just("2.0")},
+    optional={
+        "method": methods | json_values,
+        "id": json_values | st.just(1),
+        "params": json_values,
+        "result": json_values,
+        "error": json_values,
+    },
+)
+
+
+@given(st.lists(messages, max_size=6))
+def test_whatever_arrives_on_a_stream_pumping_never_raises(notes: list[dict[str, Any]]) -> None:
+    server = ListingServer(["a"])
+    client, _ = client_of(server)
+    sub = client.listen()
+    server.notes.extend(notes)
+    assert client.pump_notifications() == notes
+    assert sub.changes <= len(notes)
