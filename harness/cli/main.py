@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("harness.cli.plot", "Draw PNG figures from a results directory."),
     "bench": ("harness.cli.bench", "Benchmark dispatch, serialization and sessions."),
     "probe": ("harness.cli.probe", "Probe how a real MCP server over stdio reports errors."),
+    "client": ("harness.cli.client", "Speak to an MCP server over HTTP as a client (--conformance)."),
 }
 
 

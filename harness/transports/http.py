@@ -37,6 +37,7 @@ the least recently used one. Nothing here touches :meth:`MCPServer.handle`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import socket
@@ -64,6 +65,7 @@ ServerFactory = Callable[[], MCPServer]
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
+LAST_EVENT_HEADER = "Last-Event-ID"
 DEFAULT_PATH = "/mcp"
 DEFAULT_HOST = "127.0.0.1"
 LOCAL_NAMES: frozenset[str] = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -78,15 +80,94 @@ _JSON = "application/json"
 _SSE = "text/event-stream"
 
 
+RETRY_MS = 1000
+"""The ``retry`` a priming event suggests: how long a client waits before it resumes a stream."""
+MAX_STREAMS = 64
+"""POST streams a session keeps for resumption (``Last-Event-ID``); the oldest finished go first."""
+
+_CALL: contextvars.ContextVar[_CallFlags | None] = contextvars.ContextVar("harness_http_call", default=None)
+
+
+@dataclass
+class _CallFlags:
+    """What a running request asked of the transport (see :func:`close_sse_stream`)."""
+
+    cut: bool = False
+    retry_ms: int | None = None
+
+
+def close_sse_stream(retry_ms: int | None = None) -> bool:
+    """End the running request's SSE stream before its response (SEP-1699 polling).
+
+    Called by a tool while the HTTP transport runs it: the POST is answered with a
+    priming event (an id and ``retry``, ``retry_ms`` if given) and any notifications,
+    then the connection closes; the response waits in the stream's log for the client
+    to resume with GET and ``Last-Event-ID``. Returns False (and does nothing) when
+    no handshake-era HTTP request is running, e.g. over stdio or in memory.
+    """
+    flags = _CALL.get()
+    if flags is None:
+        return False
+    flags.cut = True
+    flags.retry_ms = retry_ms
+    return True
+
+
+@dataclass(eq=False)
+class PostStream:
+    """One POST's SSE answer, kept as its list of events so that a client can resume it.
+
+    ``events[0]`` is the priming event; event ``i`` has id ``"{key}-{i}"``. ``cut_at``
+    is where the POST's own connection ends (None: after the response); a resuming
+    GET reads past it. ``done`` once the response is in the list.
+    """
+
+    key: str
+    events: list[bytes] = field(default_factory=list)
+    cut_at: int | None = None
+    done: bool = False
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def push(self, message: Message) -> None:
+        event_id = f"{self.key}-{len(self.events)}"
+        self.events.append(b"id: " + event_id.encode() + b"\n" + sse_event(message))
+        if is_response(message):
+            self.done = True
+        self.changed.set()
+
+    async def follow(self, start: int, *, past_cut: bool) -> AsyncIterator[bytes]:
+        """Events from ``start`` on, waiting for new ones, until the response (or the cut)."""
+        pos = start
+        while True:
+            stop = len(self.events) if past_cut or self.cut_at is None else min(self.cut_at, len(self.events))
+            while pos < stop:
+                yield self.events[pos]
+                pos += 1
+            if self.done and pos >= len(self.events):
+                return
+            if not past_cut and self.cut_at is not None and pos >= self.cut_at:
+                return
+            self.changed.clear()
+            await self.changed.wait()
+
+
 @dataclass(eq=False)
 class Session:
-    """One MCP session: its server, a lock serialising its messages, its GET stream."""
+    """One MCP session: its server, a lock serialising its messages, its streams.
+
+    ``streams`` are the POST answers kept for resumption; ``outgoing`` maps the id of
+    a request the server sent the client to the stream it went out on, so that the
+    client's answer (a separate POST) sends what follows down that same stream.
+    """
 
     id: str
     server: MCPServer
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     pending: deque[Message] = field(default_factory=lambda: deque(maxlen=MAX_PENDING))
     stream: asyncio.Queue[Message | None] | None = None
+    streams: OrderedDict[str, PostStream] = field(default_factory=OrderedDict)
+    outgoing: dict[Any, PostStream] = field(default_factory=dict)
+    next_stream: int = 0
 
     def deliver(self, notes: Iterable[Message]) -> None:
         """Send notifications down the GET stream, or keep them until one opens."""
@@ -96,10 +177,43 @@ class Session:
             else:
                 self.pending.append(note)
 
+    def open_stream(self, retry_ms: int) -> PostStream:
+        """A new POST stream, primed (its first event: an id, ``retry`` and no data)."""
+        key = str(self.next_stream)
+        self.next_stream += 1
+        post = PostStream(key)
+        post.events.append(f"id: {key}-0\nretry: {retry_ms}\ndata: \n\n".encode())
+        self.streams[key] = post
+        if len(self.streams) > MAX_STREAMS:
+            for old_key, old in list(self.streams.items()):
+                if old.done and old is not post:
+                    del self.streams[old_key]
+                    break
+        return post
+
+    def send_on(self, post: PostStream, messages: Iterable[Message]) -> None:
+        """Put messages on ``post``; a request to the client is remembered by its id."""
+        for message in messages:
+            if "method" in message and "id" in message:
+                self.outgoing[message["id"]] = post
+            post.push(message)
+
     def close(self) -> None:
         if self.stream is not None:
             self.stream.put_nowait(None)
             self.stream = None
+        for post in self.streams.values():
+            post.done = True
+            post.changed.set()
+
+
+@dataclass
+class _Outcome:
+    """What handling one message gave: the reply (None: none, or not yet), what was queued, flags."""
+
+    reply: Message | None
+    notes: list[Message]
+    flags: _CallFlags
 
 
 class _Reject(Exception):
@@ -132,6 +246,11 @@ def sse_event(message: Message) -> bytes:
     return b"event: message\ndata: " + _dump(message) + b"\n\n"
 
 
+def _stream(events: AsyncIterator[bytes]) -> StreamingResponse:
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(events, media_type=_SSE, headers=headers)
+
+
 def _accepts(request: Request, media: str) -> bool:
     accept = request.headers.get("accept")
     if accept is None:
@@ -158,6 +277,7 @@ class StreamableHTTP:
         allowed_hosts: Iterable[str] | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        retry_ms: int = RETRY_MS,
     ) -> None:
         if max_sessions < 1:
             raise ValueError("max_sessions must be a positive integer")
@@ -166,6 +286,7 @@ class StreamableHTTP:
         self.allowed_hosts = frozenset(h.lower().strip("[]") for h in (allowed_hosts or LOCAL_NAMES))
         self.max_sessions = max_sessions
         self.max_body_bytes = max_body_bytes
+        self.retry_ms = retry_ms
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.app = Starlette(routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])])
 
@@ -247,14 +368,24 @@ class StreamableHTTP:
             return await self._initialize(message, len(body))
         session = self._session(request, req_id)
         self._check_size(session.server, len(body), req_id)
-        reply, notes = await self._handle(session, message)
+        outcome = await self._handle(session, message)
+        reply, notes = outcome.reply, outcome.notes
         if not is_request:
-            session.deliver(notes)
+            post = session.outgoing.pop(message.get("id"), None) if answer_only else None
+            if post is not None:  # the client answered our request: what follows goes where it came from
+                session.send_on(post, [*notes, reply] if reply is not None else notes)
+            else:
+                session.deliver([*notes, reply] if reply is not None else notes)
             return Response(status_code=202)
-        assert reply is not None  # a request always gets a reply from the core
-        if notes and _accepts(request, _SSE) and request.headers.get("accept") is not None:
-            body = b"".join(sse_event(n) for n in notes) + sse_event(reply)
-            return Response(body, media_type=_SSE, headers={"Cache-Control": "no-cache"})
+        sse = _accepts(request, _SSE) and request.headers.get("accept") is not None
+        if reply is None or outcome.flags.cut or (notes and sse):
+            post = session.open_stream(outcome.flags.retry_ms or self.retry_ms)
+            session.send_on(post, notes)
+            if outcome.flags.cut:
+                post.cut_at = len(post.events)
+            if reply is not None:
+                post.push(reply)
+            return _stream(post.follow(0, past_cut=False))
         session.deliver(notes)
         return _json(reply)
 
@@ -268,7 +399,8 @@ class StreamableHTTP:
     async def _initialize(self, message: Message, size: int) -> Response:
         session = Session(uuid.uuid4().hex, self.factory())
         self._check_size(session.server, size, reply_id(message))
-        reply, notes = await self._handle(session, message)
+        outcome = await self._handle(session, message)
+        reply, notes = outcome.reply, outcome.notes
         assert reply is not None
         if "result" not in reply:
             return _json(reply)  # a refused handshake opens no session
@@ -280,10 +412,15 @@ class StreamableHTTP:
             log.info("session %s evicted (more than %d sessions)", old.id, self.max_sessions)
         return _json(reply, headers={SESSION_HEADER: session.id})
 
-    async def _handle(self, session: Session, message: Message) -> tuple[Message | None, list[Message]]:
-        def run() -> tuple[Message | None, list[Message]]:
-            reply = session.server.handle(message)
-            return reply, session.server.take_notifications()
+    async def _handle(self, session: Session, message: Message) -> _Outcome:
+        def run() -> _Outcome:
+            flags = _CallFlags()
+            token = _CALL.set(flags)
+            try:
+                reply = session.server.handle(message)
+            finally:
+                _CALL.reset(token)
+            return _Outcome(reply, session.server.take_notifications(), flags)
 
         async with session.lock:
             try:
@@ -299,6 +436,9 @@ class StreamableHTTP:
             raise _Reject(406, None, f"Accept must allow {_SSE}")
         self._check_version(request)
         session = self._session(request)
+        last = request.headers.get(LAST_EVENT_HEADER)
+        if last is not None:
+            return self._resume(session, last)
         if session.stream is not None:
             raise _Reject(409, None, "this session already has a GET stream")
         queue: asyncio.Queue[Message | None] = asyncio.Queue()
@@ -319,6 +459,14 @@ class StreamableHTTP:
                     session.stream = None
 
         return StreamingResponse(events(), media_type=_SSE, headers={"Cache-Control": "no-cache"})
+
+    @staticmethod
+    def _resume(session: Session, last: str) -> Response:
+        key, _, index = last.rpartition("-")
+        post = session.streams.get(key)
+        if post is None or not index.isdigit() or int(index) >= len(post.events):
+            raise _Reject(404, None, f"no stream to resume after event {last!r}")
+        return _stream(post.follow(int(index) + 1, past_cut=True))
 
     def _delete(self, request: Request) -> Response:
         self._check_version(request)

@@ -291,7 +291,9 @@ class TestServerToClientMessages:
             params = {"name": "test_tool_with_progress", "_meta": {"progressToken": "p1"}}
             reply = post(c, sid, call(4, "tools/call", params))
             assert reply.headers["content-type"].startswith("text/event-stream")
-            events = [json.loads(line[6:]) for line in reply.text.splitlines() if line.startswith("data: ")]
+            lines = reply.text.splitlines()
+            assert lines[:3] == ["id: 0-0", "retry: 1000", "data: "]  # the priming event comes first
+            events = [json.loads(line[6:]) for line in lines[3:] if line.startswith("data: ")]
             assert [e["params"]["progress"] for e in events[:-1]] == [0, 50, 100]
             assert all(e["params"]["progressToken"] == "p1" for e in events[:-1])
             assert events[-1]["id"] == 4

@@ -1,0 +1,451 @@
+"""The client side of Streamable HTTP (httpx): one POST per message, JSON or SSE back.
+
+:class:`HTTPClientTransport` is a transport for :class:`~harness.protocol.client.MCPClient`
+(``send``, ``take_notifications``, ``close``) speaking both eras on one URL. The era
+is read from each message, so the client above decides it:
+
+* **Handshake era** (2024-11-05 .. 2025-11-25). The ``Mcp-Session-Id`` the server
+  hands out with the ``initialize`` reply is sent on every later message, and the
+  version that reply names goes in ``MCP-Protocol-Version``. ``close`` ends the
+  session with DELETE.
+* **Stateless era** (a request whose ``params._meta`` names 2026-07-28). The POST is
+  self-contained: no session id, ``MCP-Protocol-Version`` from the ``_meta``,
+  ``Mcp-Method``, ``Mcp-Name`` (``tools/call``, ``prompts/get``, ``resources/read``)
+  and the ``Mcp-Param-*`` headers a tool's ``x-mcp-header`` annotations ask for
+  (learnt from the stateless ``tools/list`` replies that pass through).
+
+A request's answer is ``application/json`` or an SSE stream. On a stream,
+notifications go to :meth:`take_notifications`; a server-to-client *request* is
+handed to :attr:`on_request` (None: ping gets ``{}``, anything else -32601) and
+its answer POSTed back while the stream stays open; the response with the
+request's id ends the wait. A handshake-era stream that ends before that response
+is resumed: wait the last ``retry`` the server sent, then GET with
+``Last-Event-ID`` and keep reading (at most ``max_reconnects`` times in a row with
+no new event). Stateless streams are not resumable (the spec says so).
+
+An HTTP error whose body is a JSON-RPC error for the request is returned as the
+reply (the client raises :class:`~harness.protocol.errors.RPCError` with its
+code); any other failure raises :class:`~harness.protocol.errors.TransportError`.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from harness.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RPCError, TransportError
+from harness.protocol.messages import Message, error_response, is_valid_id, response
+from harness.protocol.versions import META_PROTOCOL_VERSION, is_stateless
+
+log = logging.getLogger("harness.http_client")
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+METHOD_HEADER = "Mcp-Method"
+NAME_HEADER = "Mcp-Name"
+PARAM_HEADER_PREFIX = "Mcp-Param-"
+LAST_EVENT_HEADER = "Last-Event-ID"
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRY = 1.0
+"""Seconds to wait before resuming a stream whose server never sent ``retry``."""
+DEFAULT_MAX_RECONNECTS = 3
+
+NAME_PARAM: dict[str, str] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+"""Stateless-era methods whose ``Mcp-Name`` header mirrors a param, and which param."""
+
+_JSON = "application/json"
+_SSE = "text/event-stream"
+_ACCEPT = f"{_JSON}, {_SSE}"
+_SENTINEL_START, _SENTINEL_END = "=?base64?", "?="
+
+_NO_REQUEST = object()
+"""What the GET stream waits for: no reply (every response there is someone else's)."""
+
+RequestHandler = Callable[[Message], Message]
+"""Answers one server-to-client request with its response message."""
+
+
+@dataclass
+class SSEEvent:
+    """One dispatched Server-Sent Event (``data`` lines joined with newlines)."""
+
+    data: str = ""
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+def parse_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
+    """Events from SSE lines (the WHATWG rules we need: comments, fields, blank-line dispatch).
+
+    An event whose block carried only ``id``/``retry`` is still yielded (with empty
+    ``data``): a priming event moves the resumption point.
+    """
+    data: list[str] = []
+    event = SSEEvent()
+    seen = False
+    for line in lines:
+        if not line:
+            if seen:
+                event.data = "\n".join(data)
+                yield event
+            data, event, seen = [], SSEEvent(), False
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        seen = True
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event.event = value or "message"
+        elif name == "id" and "\0" not in value:
+            event.id = value
+        elif name == "retry" and value.isdigit():
+            event.retry = int(value)
+    if seen and data:
+        event.data = "\n".join(data)
+        yield event
+
+
+def encode_header_value(value: str) -> str:
+    """A header-safe value: as it is when plain visible ASCII, else the Base64 sentinel form."""
+    plain = (
+        value == value.strip(" \t")
+        and all(0x20 <= ord(c) <= 0x7E or c == "\t" for c in value)
+        and not (value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END))
+    )
+    if plain:
+        return value
+    return _SENTINEL_START + base64.b64encode(value.encode("utf-8")).decode("ascii") + _SENTINEL_END
+
+
+def _param_text(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | str):
+        return str(value)
+    return None
+
+
+def header_paths(schema: Any, prefix: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+    """``x-mcp-header`` name -> the property path it mirrors, through nested ``properties``."""
+    found: dict[str, tuple[str, ...]] = {}
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return found
+    for key, sub in props.items():
+        if not isinstance(sub, dict):
+            continue
+        name = sub.get("x-mcp-header")
+        if isinstance(name, str) and name:
+            found[name] = (*prefix, key)
+        found.update(header_paths(sub, (*prefix, key)))
+    return found
+
+
+def _stateless_version(message: Message) -> str | None:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return version if is_stateless(version) else None
+
+
+class HTTPClientTransport:
+    """Drive a Streamable HTTP server: ``MCPClient(HTTPClientTransport("http://.../mcp"))``.
+
+    ``client`` lets a caller bring its own :class:`httpx.Client` (a mock transport in
+    tests); ``sleep`` is what waits out ``retry`` (tests record the delays instead).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+        max_reconnects: int = DEFAULT_MAX_RECONNECTS,
+        client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        listen: bool = True,
+    ) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.extra_headers = dict(headers or {})
+        self.max_reconnects = max_reconnects
+        self._own_client = client is None
+        self.http = client if client is not None else httpx.Client(timeout=httpx.Timeout(timeout))
+        self.sleep = sleep
+        self.on_request: RequestHandler | None = None
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.retry = DEFAULT_RETRY
+        self.last_event_id: str | None = None
+        self.reconnects = 0
+        """GETs sent to resume a stream, over this transport's life (tests and reports read it)."""
+        self.reconnects_in_a_row = 0
+        self.tool_headers: dict[str, dict[str, tuple[str, ...]]] = {}
+        self.listen = listen
+        self._inbox: list[Message] = []
+        self._inbox_lock = threading.Lock()
+        self._listener: threading.Thread | None = None
+        self._get_reply: httpx.Response | None = None
+        self._closed = False
+
+    # -- the transport API --------------------------------------------------------------
+
+    def send(self, message: Message) -> Message | None:
+        """POST one message; for a request, the reply (waiting through SSE and resumption)."""
+        if self._closed:
+            raise TransportError("the HTTP transport is closed")
+        stateless = _stateless_version(message)
+        is_request = "method" in message and "id" in message
+        headers = self._headers(message, stateless)
+        body = json.dumps(message, separators=(",", ":")).encode()
+        try:
+            with self.http.stream("POST", self.url, content=body, headers=headers) as reply:
+                if is_request and message.get("method") == "initialize" and reply.status_code == 200:
+                    self.session_id = reply.headers.get(SESSION_HEADER) or self.session_id
+                answer = self._answer(reply, message if is_request else None, stateless)
+        except httpx.HTTPError as exc:
+            raise TransportError(f"HTTP {message.get('method', 'message')}: {exc}") from None
+        if answer is None and is_request:
+            if stateless is not None:
+                raise TransportError(f"the stream for request {message['id']!r} ended without its response")
+            answer = self._resume(message["id"])
+        if answer is not None:
+            self._learn(message, answer, stateless)
+        elif message.get("method") == "notifications/initialized":
+            self._start_listening()
+        return answer
+
+    def take_notifications(self) -> list[Message]:
+        """Notifications that arrived on response streams, oldest first."""
+        with self._inbox_lock:
+            out, self._inbox = self._inbox, []
+        return out
+
+    def close(self) -> None:
+        """End the handshake-era session (DELETE), then release the connection pool."""
+        if self._closed:
+            return
+        self._closed = True
+        get_reply = self._get_reply
+        if get_reply is not None:
+            with contextlib.suppress(Exception):  # unblocks the listener; it may be mid-read
+                get_reply.close()
+        if self.session_id is not None:
+            with contextlib.suppress(httpx.HTTPError):  # the server may be gone already
+                self.http.delete(self.url, headers=self._session_headers())
+        if self._listener is not None:
+            self._listener.join(timeout=1.0)
+        if self._own_client:
+            self.http.close()
+
+    def __enter__(self) -> HTTPClientTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- headers ----------------------------------------------------------------------------
+
+    def _session_headers(self) -> dict[str, str]:
+        headers = dict(self.extra_headers)
+        if self.session_id is not None:
+            headers[SESSION_HEADER] = self.session_id
+        if self.protocol_version is not None:
+            headers[VERSION_HEADER] = self.protocol_version
+        return headers
+
+    def _headers(self, message: Message, stateless: str | None) -> dict[str, str]:
+        base = {"Content-Type": _JSON, "Accept": _ACCEPT}
+        if stateless is None:
+            return {**self._session_headers(), **base}
+        headers = {**self.extra_headers, **base, VERSION_HEADER: stateless}
+        method = message.get("method")
+        if not isinstance(method, str) or "id" not in message:
+            return headers
+        headers[METHOD_HEADER] = method
+        params = message.get("params") or {}
+        key = NAME_PARAM.get(method)
+        name = params.get(key) if key is not None else None
+        if isinstance(name, str):
+            headers[NAME_HEADER] = encode_header_value(name)
+        if method == "tools/call" and isinstance(name, str):
+            headers.update(self._param_headers(name, params.get("arguments")))
+        return headers
+
+    def _param_headers(self, tool: str, arguments: Any) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for header, path in self.tool_headers.get(tool, {}).items():
+            value: Any = arguments
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            text = _param_text(value)
+            if text is not None:
+                out[PARAM_HEADER_PREFIX + header] = encode_header_value(text)
+        return out
+
+    def _learn(self, message: Message, reply: Message, stateless: str | None) -> None:
+        """Keep what later headers need: the negotiated version, tools' x-mcp-header paths."""
+        result = reply.get("result")
+        if not isinstance(result, dict):
+            return
+        method = message.get("method")
+        if method == "initialize" and isinstance(result.get("protocolVersion"), str):
+            self.protocol_version = result["protocolVersion"]
+        elif method == "tools/list" and stateless is not None:
+            for tool in result.get("tools") or ():
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                    self.tool_headers[tool["name"]] = header_paths(tool.get("inputSchema"))
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def _answer(
+        self, reply: httpx.Response, request: Message | None, stateless: str | None
+    ) -> Message | None:
+        """The reply to ``request`` in this HTTP response, None when it must be resumed (or none is due)."""
+        status = reply.status_code
+        if status >= 400:
+            return self._http_error(reply, request)
+        if request is None:
+            return None  # a notification or a response: 202 expected, a body is not ours to read
+        ctype = reply.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if status == 202:
+            raise TransportError(f"the server accepted request {request['id']!r} without answering it")
+        if ctype == _SSE:
+            return self._read_stream(reply, request["id"], stateless)
+        if ctype == _JSON:
+            parsed = _loads(reply.read())
+            if not isinstance(parsed, dict):
+                raise TransportError(f"reply to {request.get('method')} is not a JSON-RPC object")
+            return parsed
+        raise TransportError(f"HTTP {status}, Content-Type {ctype or 'none'!r}, to {request.get('method')}")
+
+    @staticmethod
+    def _http_error(reply: httpx.Response, request: Message | None) -> Message:
+        text = reply.read().decode("utf-8", "replace")
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if (
+            request is not None
+            and isinstance(parsed, dict)
+            and isinstance(parsed.get("error"), dict)
+            and parsed.get("id") == request.get("id")
+        ):
+            return parsed
+        detail = text.strip().replace("\n", " ")[:200] or reply.reason_phrase
+        raise TransportError(f"HTTP {reply.status_code} from the server: {detail}")
+
+    def _read_stream(self, reply: httpx.Response, req_id: Any, stateless: str | None) -> Message | None:
+        for event in parse_sse(reply.iter_lines()):
+            if stateless is None and event.id is not None:
+                self.last_event_id = event.id
+                self.reconnects_in_a_row = 0
+            if event.retry is not None:
+                self.retry = event.retry / 1000
+            if not event.data.strip():
+                continue  # a priming event: nothing but a resumption point
+            found = self._dispatch(_loads(event.data.encode()), req_id)
+            if found is not None:
+                return found
+        return None
+
+    def _dispatch(self, message: Any, req_id: Any) -> Message | None:
+        """Route one message read off a stream; the reply to ``req_id`` when it is that."""
+        if not isinstance(message, dict):
+            return None
+        if "method" not in message:
+            return message if message.get("id") == req_id else None  # a late answer is ignored
+        if "id" not in message:
+            with self._inbox_lock:
+                self._inbox.append(message)
+            return None
+        self._answer_server_request(message)
+        return None
+
+    def _answer_server_request(self, request: Message) -> None:
+        rid = request.get("id")
+        if not is_valid_id(rid):
+            return
+        handler = self.on_request
+        try:
+            if handler is not None:
+                answer = handler(request)
+            elif request.get("method") == "ping":
+                answer = response(rid, {})
+            else:
+                answer = error_response(rid, METHOD_NOT_FOUND, f"client offers no {request.get('method')}")
+        except RPCError as exc:
+            answer = error_response(rid, exc.code if exc.code is not None else INTERNAL_ERROR, exc.message)
+        except Exception as exc:
+            answer = error_response(rid, INTERNAL_ERROR, f"client handler: {type(exc).__name__}: {exc}")
+        self.send(answer)
+
+    def _start_listening(self) -> None:
+        """Open the session's GET stream on a thread once the handshake is done (``listen``)."""
+        if not self.listen or self._listener is not None or self.session_id is None:
+            return
+        self._listener = threading.Thread(target=self._listen, name="mcp-http-get", daemon=True)
+        self._listener.start()
+
+    def _listen(self) -> None:
+        """Read the GET stream: requests the server sends outside any POST, and notifications."""
+        headers = {**self._session_headers(), "Accept": _SSE}
+        timeout = httpx.Timeout(self.timeout, read=None)  # an idle stream is not a failure
+        try:
+            with self.http.stream("GET", self.url, headers=headers, timeout=timeout) as reply:
+                self._get_reply = reply
+                if reply.status_code != 200 or self._closed:
+                    return  # 405: the server offers no GET stream, which it may
+                for event in parse_sse(reply.iter_lines()):
+                    if event.data.strip():
+                        self._dispatch(_loads(event.data.encode()), _NO_REQUEST)
+        except Exception as exc:  # a reader thread has nobody to raise to; the stream just ends
+            if not self._closed:
+                log.debug("the GET stream ended: %s", exc)
+
+    def _resume(self, req_id: Any) -> Message:
+        """GET with ``Last-Event-ID`` after ``retry`` until the reply to ``req_id`` arrives."""
+        if self.last_event_id is None:
+            raise TransportError(f"the stream for request {req_id!r} ended without its response")
+        self.reconnects_in_a_row = 0
+        while self.reconnects_in_a_row < self.max_reconnects:
+            self.reconnects_in_a_row += 1
+            self.sleep(self.retry)
+            self.reconnects += 1
+            headers = {**self._session_headers(), "Accept": _SSE, LAST_EVENT_HEADER: self.last_event_id}
+            try:
+                with self.http.stream("GET", self.url, headers=headers) as reply:
+                    if reply.status_code >= 400:
+                        reply.read()
+                        raise TransportError(
+                            f"resuming request {req_id!r}: GET answered HTTP {reply.status_code}"
+                        )
+                    found = self._read_stream(reply, req_id, None)
+            except httpx.HTTPError as exc:
+                raise TransportError(f"resuming request {req_id!r}: {exc}") from None
+            if found is not None:
+                return found
+        raise TransportError(f"no response to request {req_id!r} after {self.max_reconnects} reconnections")
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise TransportError(f"the server sent bad JSON: {exc}") from None
