@@ -23,17 +23,31 @@ from harness.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
     InternalError,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
+    MissingClientCapability,
     ParseError,
     ResourceNotFound,
     RPCError,
     ServerCrashed,
     TransportError,
+    UnsupportedProtocolVersion,
+)
+from harness.protocol.inputs import (
+    InputRefused,
+    InputRequest,
+    InputRequired,
+    ask,
+    ask_all,
+    elicit,
+    list_roots,
+    sample,
 )
 from harness.protocol.lifecycle import State
 from harness.protocol.memory import InMemoryTransport
@@ -46,9 +60,18 @@ from harness.protocol.messages import (
 )
 from harness.protocol.server import MCPServer
 from harness.protocol.strategies import STRATEGIES, TOOL_ERROR_STRATEGIES
-from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS, negotiate
+from harness.protocol.versions import (
+    ALL_VERSIONS,
+    LATEST_VERSION,
+    STATELESS_VERSION,
+    STATELESS_VERSIONS,
+    SUPPORTED_VERSIONS,
+    is_stateless,
+    negotiate,
+)
 
 __all__ = [
+    "ALL_VERSIONS",
     "CODECS",
     "CODE_NAMES",
     "INTERNAL_ERROR",
@@ -56,19 +79,27 @@ __all__ = [
     "INVALID_REQUEST",
     "LATEST_VERSION",
     "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
+    "STATELESS_VERSION",
+    "STATELESS_VERSIONS",
     "STRATEGIES",
     "SUPPORTED_VERSIONS",
     "TOOL_ERROR_STRATEGIES",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "Codec",
     "InMemoryTransport",
+    "InputRefused",
+    "InputRequest",
+    "InputRequired",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
     "MCPClient",
     "MCPServer",
     "MethodNotFound",
+    "MissingClientCapability",
     "ParseError",
     "RPCError",
     "ResourceNotFound",
@@ -76,14 +107,21 @@ __all__ = [
     "State",
     "Transport",
     "TransportError",
+    "UnsupportedProtocolVersion",
+    "ask",
+    "ask_all",
     "available_codecs",
+    "elicit",
     "error_response",
     "get_codec",
     "is_notification",
+    "is_stateless",
+    "list_roots",
     "negotiate",
     "notification",
     "request",
     "response",
+    "sample",
 ]
 
 
