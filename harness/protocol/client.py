@@ -346,11 +346,15 @@ class MCPClient:
             try:
                 result = self._exchange("server/discover", {"_meta": self._meta_for(version)})
             except RPCError as exc:
-                supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
-                mutual = [v for v in STATELESS_VERSIONS if isinstance(supported, list) and v in supported]
-                if exc.code == UNSUPPORTED_PROTOCOL_VERSION and mutual and attempt == 0:
+                named = exc.data.get("supported") if isinstance(exc.data, dict) else None
+                if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(named, list):
+                    return self.initialize()  # any other refusal: a handshake-era server
+                mutual = [v for v in STATELESS_VERSIONS if v in named]
+                if mutual and attempt == 0:
                     version = mutual[-1]
                     continue
+                if not any(v in SUPPORTED_VERSIONS for v in named):
+                    raise  # it speaks only stateless versions we do not: no era to fall back to
                 return self.initialize()
             offered = result.get("supportedVersions")
             mutual = [v for v in STATELESS_VERSIONS if isinstance(offered, list) and v in offered]

@@ -259,6 +259,14 @@ def test_auto_retries_discover_once_at_a_version_the_server_names() -> None:
     assert calls == ["2026-07-28", "2026-07-28"] and client.era == STATELESS
 
 
+def test_auto_gives_up_on_a_server_that_speaks_only_stateless_versions_we_do_not() -> None:
+    refusal = error(-32022, "unsupported", {"supported": ["2099-01-01"], "requested": "2026-07-28"})
+    server = ScriptedServer({"server/discover": refusal, "initialize": INIT_RESULT})
+    with pytest.raises(RPCError) as info:
+        MCPClient(server, mode="auto").connect()
+    assert info.value.code == -32022 and server.methods == ["server/discover"]
+
+
 def test_auto_lets_a_dead_link_propagate_rather_than_guess_an_era() -> None:
     class Silent(ScriptedServer):
         def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
