@@ -23,7 +23,8 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 NO_REPLY = "no reply"
@@ -56,6 +57,20 @@ CURSOR_LOOP = "cursor loop"
 """tools/list kept handing out cursors (repeated, or more than the page limit)."""
 MALFORMED = "malformed reply"
 """A reply with the right id but neither a result nor an error object."""
+DISCOVERED = "discover result"
+"""server/discover answered a result listing 2026-07-28, with capabilities and ``resultType``."""
+MALFORMED_DISCOVER = "malformed discover result"
+"""server/discover answered a result that lists 2026-07-28 but lacks a field the spec requires."""
+NO_RESULT_TYPE = "result without resultType"
+"""A stateless-era result with no ``resultType`` (every 2026-07-28 result must carry one)."""
+INPUT_REQUIRED = "input required"
+"""A well-formed InputRequiredResult (MRTR): ``resultType: input_required`` and inputs or state."""
+MALFORMED_INPUT = "malformed input request"
+"""An InputRequiredResult the spec forbids (no inputRequests nor requestState, an unknown method ...)."""
+UNSUPPORTED_VERSION = "error -32022"
+"""The stateless era's UnsupportedProtocolVersionError, naming the supported versions in ``data``."""
+UNSUPPORTED_NO_LIST = "error -32022 without supported"
+"""An UnsupportedProtocolVersionError whose ``data.supported`` does not list the versions."""
 
 
 def error_label(code: object) -> str:
@@ -65,18 +80,38 @@ def error_label(code: object) -> str:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What the server did at one step: a label from the vocabulary, and its words."""
+    """What the server did at one step: a label from the vocabulary, and its words.
+
+    ``late`` is set on a ``no reply`` whose request may still be answered: the
+    request's id and how to classify a reply that arrives after the step ended.
+    """
 
     label: str
     detail: str = ""
+    late: LateSlot | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class LateSlot:
+    """A request that got no reply in time: its id, and the step's way of reading a reply."""
+
+    request_id: int
+    classify: Callable[[dict[str, Any]], Outcome]
+    waited: float = 0.0
 
 
 @dataclass(frozen=True)
 class Expect:
-    """An expectation: ``text`` for the table, ``accepts`` label patterns (fnmatch)."""
+    """An expectation: ``text`` for the table, ``accepts`` label patterns (fnmatch).
+
+    ``required`` is False where the source leaves the server's answer open (it
+    obliges only the client, or allows several answers): meeting such an
+    expectation is no evidence that a requirement holds.
+    """
 
     text: str
     accepts: tuple[str, ...]
+    required: bool = True
 
     def matches(self, label: str) -> bool:
         """Whether a server that did ``label`` meets this expectation."""
@@ -99,6 +134,27 @@ FAILURE_VERDICTS: dict[str, str] = {
 
 VERDICTS: tuple[str, ...] = (AS_BOTH, AS_REFERENCE, AS_SPEC, DIFFERS, *FAILURE_VERDICTS.values())
 """Every verdict the probe can give, in the order a summary lists them."""
+
+
+BASIS_SPEC = "spec"
+BASIS_REFERENCE = "reference"
+BASES: tuple[str, ...] = (BASIS_SPEC, BASIS_REFERENCE)
+"""What a verdict holds the server to: a requirement of the spec, or only the reference's rule."""
+
+
+def basis(verdict_: str, reference: Expect | None, spec: Expect | None) -> str:
+    """Whether ``verdict_`` holds the server to a spec requirement or only to the reference's rule.
+
+    "as spec" is judged by the spec; "as reference" by the reference. Any other
+    verdict (both, differs, a failure) rests on the spec where the spec requires
+    an answer, and on the reference where the spec is silent or leaves it open:
+    a "differs" there breaks our rule, not the spec.
+    """
+    if verdict_ == AS_SPEC or (reference is None and spec is not None):
+        return BASIS_SPEC
+    if verdict_ == AS_REFERENCE:
+        return BASIS_REFERENCE
+    return BASIS_SPEC if spec is not None and spec.required else BASIS_REFERENCE
 
 
 def verdict(label: str, reference: Expect | None, spec: Expect | None) -> str:
@@ -195,3 +251,49 @@ def classify_reply(message: dict[str, Any], tool: str = "", reason: str | None =
         return Outcome(RESULT, shorten(f"{len(tools)} tools: " + ", ".join(str(n) for n in names)))
     text = result_text(result)
     return Outcome(RESULT, shorten(text or json.dumps(result, sort_keys=True)))
+
+
+INPUT_METHODS: frozenset[str] = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+"""The only requests an InputRequiredResult may carry (SEP-2322)."""
+
+
+def input_request_problems(result: dict[str, Any]) -> list[str]:
+    """What makes an InputRequiredResult break the spec's rules; empty when it is well-formed."""
+    problems = []
+    requests, state = result.get("inputRequests"), result.get("requestState")
+    if requests is None and state is None:
+        problems.append("neither inputRequests nor requestState")
+    if state is not None and not isinstance(state, str):
+        problems.append("requestState is not a string")
+    if requests is not None and not isinstance(requests, dict):
+        problems.append("inputRequests is not an object")
+    elif isinstance(requests, dict):
+        for key, request in requests.items():
+            method = request.get("method") if isinstance(request, dict) else None
+            if method not in INPUT_METHODS:
+                problems.append(f"inputRequests[{key!r}] is no elicitation, sampling or roots request")
+    return problems
+
+
+def classify_stateless(message: dict[str, Any], tool: str = "", reason: str | None = None) -> Outcome:
+    """A 2026-07-28 reply's label: as :func:`classify_reply`, but a result must carry ``resultType``.
+
+    An ``input_required`` result is ``input required`` when well-formed, else
+    ``malformed input request`` naming what is wrong.
+    """
+    result = message.get("result")
+    if "error" in message or not isinstance(result, dict):
+        return classify_reply(message, tool, reason)
+    kind = result.get("resultType")
+    if kind is None:
+        said = classify_reply(message, tool, reason)
+        return Outcome(NO_RESULT_TYPE, shorten(f"{said.label}: {said.detail}"))
+    if kind == "input_required":
+        problems = input_request_problems(result)
+        if problems:
+            return Outcome(MALFORMED_INPUT, shorten("; ".join(problems)))
+        asked = result.get("inputRequests") or {}
+        methods = sorted({str(r.get("method")) for r in asked.values() if isinstance(r, dict)})
+        state = "with requestState" if "requestState" in result else "no requestState"
+        return Outcome(INPUT_REQUIRED, shorten(f"asks {', '.join(methods) or 'nothing'}; {state}"))
+    return classify_reply(message, tool, reason)

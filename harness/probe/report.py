@@ -4,6 +4,12 @@ The JSON form is the contract other tools read (:mod:`harness.probe.compare`
 builds the README's side-by-side table from two of them). It holds no clock
 readings, so the same server probed twice gives the same bytes unless the
 server's own words change.
+
+Rows carry their era (``handshake`` or ``stateless``) and their verdict's
+``basis`` (``spec``: the verdict holds the server to a spec requirement;
+``reference``: only to this project's reference rule). ``eras`` says which eras
+the server speaks and ``summary_by_era`` counts verdicts per era; the table
+prints one section per era spoken.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.probe.outcomes import AS_BOTH, AS_REFERENCE, AS_SPEC, DIFFERS, VERDICTS
+from harness.probe.rules import ERAS, HANDSHAKE_ERA, STATELESS_ERA
 
 REPORT_FORMAT = "harness-probe/1"
 
@@ -46,6 +53,18 @@ class RuleResult:
     observed: str
     detail: str
     verdict: str
+    era: str = HANDSHAKE_ERA
+    basis: str = ""
+    """``spec`` or ``reference``: what the verdict holds the server to (``outcomes.basis``)."""
+    negotiated: str | None = None
+    """The version the server answered in this rule's session, where it differs from ``version``."""
+
+
+ERA_TITLES: dict[str, str] = {
+    HANDSHAKE_ERA: "handshake era (initialize; 2024-11-05 to 2025-11-25)",
+    STATELESS_ERA: "stateless era (2026-07-28; per-request _meta, no initialize)",
+}
+"""How the table names each era's section."""
 
 
 @dataclass(frozen=True)
@@ -59,13 +78,22 @@ class Report:
     rules: tuple[RuleResult, ...]
     not_mcp: str | None = None
     """What the peer did that shows it is not an MCP server (None: it may be one)."""
+    eras: dict[str, dict[str, Any]] | None = None
+    """Per era: ``spoken`` (bool) and ``evidence`` (what the server answered that says so)."""
 
-    def summary(self) -> dict[str, int]:
-        """How many rules got each verdict (every verdict listed, zeros included)."""
+    def summary(self, era: str | None = None) -> dict[str, int]:
+        """How many rules (of ``era``, or all) got each verdict (every verdict listed, zeros included)."""
         counts = dict.fromkeys(VERDICTS, 0)
         for row in self.rules:
-            counts[row.verdict] = counts.get(row.verdict, 0) + 1
+            if era is None or row.era == era:
+                counts[row.verdict] = counts.get(row.verdict, 0) + 1
         return counts
+
+    def spoken(self, era: str) -> bool:
+        """Whether the server speaks ``era`` (the handshake era is assumed when nothing says)."""
+        if self.eras is None or era not in self.eras:
+            return era == HANDSHAKE_ERA
+        return bool(self.eras[era].get("spoken"))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +105,8 @@ class Report:
             "rules": [asdict(row) for row in self.rules],
             "summary": self.summary(),
             "not_mcp": self.not_mcp,
+            "eras": self.eras,
+            "summary_by_era": {era: self.summary(era) for era in ERAS if self.spoken(era)},
         }
 
     def row(self, rule_id: str) -> RuleResult:
@@ -88,41 +118,55 @@ class Report:
 
 
 def render_table(report: Report, console: Console) -> None:
-    """Print the report as a rich table, then a one-line summary.
+    """Print one table per era the server speaks, each followed by a one-line summary.
 
-    Every rule id and every verdict is printed whole on one line at any console
+    An era the server does not speak is one line saying so and why. Every rule
+    id and every verdict is printed whole on one line (its basis on the next) at any console
     width from 80 columns up: below :data:`WIDE` each rule is one row of two
     columns (the id with its verdict under it; then what was sent, what the
     reference and the spec expect and what the server did, labelled and
     wrapped), from :data:`WIDE` up one column each.
     """
     info = report.server or {}
-    title = f"harness probe: {info.get('name', '?')} {info.get('version', '')}".rstrip()
-    id_width = max((len(row.id) for row in report.rules), default=4)
+    name = f"harness probe: {info.get('name', '?')} {info.get('version', '')}".rstrip()
+    for era in ERAS:
+        rows = [row for row in report.rules if row.era == era]
+        if not report.spoken(era) or not rows:
+            evidence = (report.eras or {}).get(era, {}).get("evidence", "")
+            console.print(f"{era} era: not spoken" + (f" ({evidence})" if evidence else ""))
+            continue
+        console.print(_table(f"{name}: {ERA_TITLES[era]}", rows, console.width))
+        counts = ", ".join(f"{n} {v}" for v, n in report.summary(era).items() if n)
+        console.print(f"{era} era: {len(rows)} rules: {counts}")
+
+
+def _table(title: str, rows: list[RuleResult], width: int) -> Table:
+    id_width = max((len(row.id) for row in rows), default=4)
     verdict_width = max(len(v) for v in VERDICTS)
     table = Table(title=title, show_lines=True, expand=True)
-    if console.width < WIDE:
+    if width < WIDE:
         table.add_column("rule, verdict", min_width=max(id_width, verdict_width), no_wrap=True)
         table.add_column("sent, expected, server did", ratio=1, overflow="fold")
-        for row in report.rules:
-            table.add_row(Text.assemble((row.id, "bold"), "\n", _verdict(row.verdict)), _stacked(row))
+        for row in rows:
+            table.add_row(Text.assemble((row.id, "bold"), "\n", _verdict(row)), _stacked(row))
     else:
         table.add_column("rule", width=id_width, overflow="fold")
         table.add_column("reference expects", ratio=2, min_width=10)
         table.add_column("spec expects", ratio=2, min_width=10)
         table.add_column("server did", ratio=4, min_width=14, overflow="fold")
         table.add_column("verdict", width=verdict_width, no_wrap=True)
-        for row in report.rules:
+        for row in rows:
             rule = Text(row.id)
             rule.append("\n" + row.sent, style="dim")
-            table.add_row(rule, row.reference, row.spec, _did(row), _verdict(row.verdict))
-    console.print(table)
-    counts = ", ".join(f"{n} {v}" for v, n in report.summary().items() if n)
-    console.print(f"{len(report.rules)} rules: {counts}")
+            table.add_row(rule, row.reference, row.spec, _did(row), _verdict(row))
+    return table
 
 
-def _verdict(verdict: str) -> Text:
-    return Text(verdict, style=VERDICT_STYLES.get(verdict, "red"))
+def _verdict(row: RuleResult) -> Text:
+    text = Text(row.verdict, style=VERDICT_STYLES.get(row.verdict, "red"))
+    if row.basis:
+        text.append(f"\nbasis: {row.basis}", style="dim")
+    return text
 
 
 def _did(row: RuleResult) -> Text:

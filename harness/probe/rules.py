@@ -10,6 +10,16 @@ silent. Verdicts come from :func:`harness.probe.outcomes.verdict`.
 
 Rules about malformed input each get a lane of their own, so a server that
 never answers them costs one timeout in parallel, not one after another.
+
+Each rule belongs to an era. The handshake rules (:data:`RULES`) run against
+every server. The stateless rules (:func:`stateless_rules`, version
+2026-07-28, no reference: the reference is the handshake-era contract) run in
+a lane of their own that starts with ``server/discover``; their rows are
+reported only where the server says it speaks 2026-07-28.
+
+A rule whose spec expectation changed between versions (invalid arguments,
+SEP-1303) lists them in ``spec_by_version``; its verdict uses the version the
+server *negotiated* in that session, not the one the probe asked for.
 """
 
 from __future__ import annotations
@@ -18,30 +28,50 @@ import json
 from dataclasses import dataclass
 
 from harness.probe.outcomes import (
+    DISCOVERED,
     ECHO,
     EMPTY_RESULT,
+    INPUT_REQUIRED,
+    IS_ERROR_MASKED,
     IS_ERROR_REASON,
     OTHER_VERSION,
     PAGINATED,
     RESULT,
     SINGLE_PAGE,
+    UNSUPPORTED_VERSION,
     Expect,
 )
 from harness.probe.steps import (
     UNKNOWN_METHOD,
     UNKNOWN_TOOL,
+    AskStatelessVersion,
     AskVersion,
     BadArguments,
+    Bare,
     BogusCursor,
     CallTool,
+    Discover,
     ListPages,
+    Mrtr,
     RawLine,
     Request,
     Step,
     ToolCase,
 )
 from harness.protocol.lifecycle import State
-from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from harness.protocol.versions import (
+    ALL_VERSIONS,
+    LATEST_VERSION,
+    SEP_1303_VERSION,
+    STATELESS_VERSION,
+    SUPPORTED_VERSIONS,
+    at_least,
+)
+
+HANDSHAKE_ERA = "handshake"
+STATELESS_ERA = "stateless"
+ERAS: tuple[str, ...] = (HANDSHAKE_ERA, STATELESS_ERA)
+"""The protocol eras a probe reports on: ``initialize`` first (<= 2025-11-25), or per-request ``_meta``."""
 
 MAIN = "main"
 UNKNOWN_VERSION = "2000-01-01"
@@ -62,6 +92,21 @@ class Rule:
     reference: Expect | None
     spec: Expect | None
     lane: str = MAIN
+    era: str = HANDSHAKE_ERA
+    spec_by_version: tuple[tuple[str, Expect], ...] = ()
+    """(first version, expectation) pairs, oldest first: the spec's rule as it changed."""
+    spec_dual_era: Expect | None = None
+    """The spec's expectation of a server that speaks both eras, where it differs from ``spec``."""
+
+    def spec_for(self, negotiated: str | None) -> Expect | None:
+        """The spec's expectation under the version the server negotiated (``spec`` if unknown)."""
+        if not self.spec_by_version or negotiated not in ALL_VERSIONS:
+            return self.spec
+        chosen = self.spec
+        for first, expect in self.spec_by_version:
+            if at_least(negotiated, first):
+                chosen = expect
+        return chosen
 
 
 def _err(code: int, why: str = "") -> Expect:
@@ -88,7 +133,11 @@ HANDSHAKE_RULES: tuple[Rule, ...] = (
         State.NEW,
         Request("tools/list"),
         _err(-32600, "server not initialized"),
-        ANY_ERROR,
+        Expect(
+            "answered or refused (the spec obliges only the client)",
+            (RESULT, EMPTY_RESULT, "error *"),
+            required=False,
+        ),
     ),
     Rule(
         "handshake.before_initialized",
@@ -97,7 +146,7 @@ HANDSHAKE_RULES: tuple[Rule, ...] = (
         State.INITIALIZING,
         Request("tools/list"),
         _err(-32600, "server not initialized"),
-        Expect("answered or refused (left open)", (RESULT, "error *")),
+        Expect("answered or refused (left open)", (RESULT, "error *"), required=False),
     ),
 )
 
@@ -164,6 +213,14 @@ METHOD_RULES: tuple[Rule, ...] = (
     ),
 )
 
+BEFORE_SEP_1303 = _err(-32602, "before SEP-1303")
+SINCE_SEP_1303 = Expect("isError with the reason (SEP-1303)", (IS_ERROR_REASON,))
+ARGUMENTS_BY_VERSION: tuple[tuple[str, Expect], ...] = (
+    (SUPPORTED_VERSIONS[0], BEFORE_SEP_1303),
+    (SEP_1303_VERSION, SINCE_SEP_1303),
+)
+"""Invalid tool arguments: a protocol error until SEP-1303, a tool execution error from it on."""
+
 ARGUMENT_RULES: tuple[Rule, ...] = tuple(
     Rule(
         f"args.{kind}@{version}",
@@ -172,9 +229,8 @@ ARGUMENT_RULES: tuple[Rule, ...] = tuple(
         State.READY,
         BadArguments(kind),
         _err(-32602),
-        _err(-32602, "before SEP-1303")
-        if version == PRE_SEP_1303
-        else Expect("isError with the reason (SEP-1303)", (IS_ERROR_REASON,)),
+        BEFORE_SEP_1303 if version == PRE_SEP_1303 else SINCE_SEP_1303,
+        spec_by_version=ARGUMENTS_BY_VERSION,
     )
     for version in (PRE_SEP_1303, LATEST_VERSION)
     for kind, what in (("missing", "required arguments missing"), ("wrong_type", "an argument mistyped"))
@@ -243,8 +299,96 @@ def tool_rules(cases: tuple[ToolCase, ...]) -> tuple[Rule, ...]:
     return tuple(rules)
 
 
+def _stateless(
+    rule_id: str, sent: str, state: State, step: Step, spec: Expect, dual_era: Expect | None = None
+) -> Rule:
+    return Rule(
+        rule_id, sent, STATELESS_VERSION, state, step, None, spec, era=STATELESS_ERA, spec_dual_era=dual_era
+    )
+
+
+STATELESS_FIXED: tuple[Rule, ...] = (
+    _stateless(
+        "stateless.discover",
+        "server/discover with the 2026-07-28 _meta",
+        State.NEW,
+        Discover(),
+        Expect("a DiscoverResult listing 2026-07-28, with capabilities", (DISCOVERED,)),
+    ),
+    _stateless(
+        "stateless.meta",
+        "tools/list carrying the per-request _meta",
+        State.READY,
+        Request("tools/list"),
+        Expect("a result with resultType, served without a handshake", (RESULT,)),
+    ),
+    _stateless(
+        "stateless.no_meta",
+        "tools/list with no _meta",
+        State.READY,
+        Bare("tools/list"),
+        _err(-32602, "a required _meta field is missing"),
+        dual_era=Expect(
+            "error -32602 (no _meta), or -32600 (a dual-era server may take it for a legacy request)",
+            ("error -32602", "error -32600"),
+        ),
+    ),
+    _stateless(
+        "stateless.unsupported_version",
+        f"tools/list whose _meta asks for {UNKNOWN_VERSION}",
+        State.READY,
+        AskStatelessVersion(UNKNOWN_VERSION),
+        Expect("error -32022 naming the supported versions", (UNSUPPORTED_VERSION,)),
+    ),
+)
+"""The 2026-07-28 checks every server that speaks the era gets."""
+
+MRTR_RULES: tuple[Rule, ...] = (
+    _stateless(
+        "stateless.mrtr.shape",
+        "the InputRequiredResult of the first tool that asked for input",
+        State.READY,
+        Mrtr("shape"),
+        Expect("inputRequests and/or requestState, only elicitation, sampling, roots", (INPUT_REQUIRED,)),
+    ),
+    _stateless(
+        "stateless.mrtr.tampered",
+        "that call retried with answers and a tampered requestState",
+        State.READY,
+        Mrtr("tampered"),
+        Expect("refused with a JSON-RPC error (the state fails verification)", ("error *",)),
+    ),
+    _stateless(
+        "stateless.mrtr.retry",
+        "that call retried with answers and the requestState as given",
+        State.READY,
+        Mrtr("retry"),
+        Expect(
+            "a complete result, or input required again",
+            (RESULT, EMPTY_RESULT, IS_ERROR_REASON, IS_ERROR_MASKED, INPUT_REQUIRED),
+        ),
+    ),
+)
+"""Checks of a tool that asks for input (MRTR); reported only where a tool call asked."""
+
+
+def stateless_rules(cases: tuple[ToolCase, ...] = ()) -> tuple[Rule, ...]:
+    """The 2026-07-28 rules: the fixed checks, the user's tool cases, then the MRTR checks."""
+    tools = tuple(
+        _stateless(
+            f"stateless.{rule.id}",
+            rule.sent,
+            State.READY,
+            rule.step,
+            Expect("isError with the reason, or input required (MRTR)", (IS_ERROR_REASON, INPUT_REQUIRED)),
+        )
+        for rule in tool_rules(cases)
+    )
+    return STATELESS_FIXED + tools + MRTR_RULES
+
+
 def all_rules(cases: tuple[ToolCase, ...] = ()) -> tuple[Rule, ...]:
-    """The fixed rules, then the user's tool rules."""
+    """The fixed handshake rules, then the user's tool rules (the handshake era's rows)."""
     return RULES + tool_rules(cases)
 
 

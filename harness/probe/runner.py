@@ -6,6 +6,12 @@ the handshake state they need (so one process serves a whole lane). A process
 that died, or has gone past the state a rule needs, is replaced by a fresh
 one. Every exchange is bounded by the session's timeouts, so a probe ends.
 
+Replies that came after their step stopped waiting are collected before each
+process closes and read into that step's row (its detail says it was late).
+The stateless lane (2026-07-28) starts with ``server/discover``; its rows are
+reported only if the server speaks the era, and the MRTR rows only if a tool
+asked for input. ``eras`` in the report says what each era's evidence was.
+
 A peer that never sent one valid JSON-RPC response, and echoed our messages
 back or wrote JSON objects that are no JSON-RPC messages, is not an MCP server:
 the report says so in ``not_mcp`` (what the peer did), and the CLI prints that
@@ -17,20 +23,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from harness.probe.outcomes import NOT_RUN, Outcome, shorten, verdict
+from harness.probe.outcomes import (
+    DISCOVERED,
+    ECHO,
+    MALFORMED_DISCOVER,
+    NOT_RUN,
+    OTHER_VERSION,
+    Outcome,
+    basis,
+    shorten,
+    verdict,
+)
 from harness.probe.report import SILENT, Report, RuleResult
-from harness.probe.rules import MAIN, Rule, all_rules
+from harness.probe.rules import HANDSHAKE_ERA, MAIN, STATELESS_ERA, Rule, all_rules, stateless_rules
 from harness.probe.session import STATE_RANK, ProbeSession, describe
-from harness.probe.steps import ProbeContext, ToolCase
+from harness.probe.steps import NOT_OFFERED, ProbeContext, ToolCase
 from harness.protocol.errors import TransportError
 from harness.protocol.messages import Message
 from harness.protocol.versions import LATEST_VERSION
 
 DEFAULT_TIMEOUT = 3.0
-DEFAULT_STARTUP_TIMEOUT = 10.0
+DEFAULT_STARTUP_TIMEOUT = 30.0
+"""Seconds a fresh process may stay silent: covers servers that take 20 s to start (``uvx``, ``npx``)."""
 DEFAULT_JOBS = 4
 
 
@@ -60,12 +77,30 @@ class _LaneResult:
     echoed: Message | None = None
     not_jsonrpc: Message | None = None
     responded: bool = False
+    negotiated: dict[str, str] = field(default_factory=dict)
+    """Rule id -> the version its session's server answered in initialize."""
 
-    def saw(self, session: ProbeSession) -> None:
-        """Keep what ``session`` learnt about the peer (the first evidence of each kind)."""
+    def saw(self, session: ProbeSession, rule_ids: Sequence[str]) -> None:
+        """Keep what ``session`` learnt: late replies for its rules, the first evidence of each kind."""
+        if session.alive and any(o.late is not None for o in self._open(rule_ids)):
+            session.collect_late(session.timeout)
+        for rule_id in rule_ids:
+            self.outcomes[rule_id] = late_outcome(self.outcomes[rule_id], session.late)
         self.echoed = self.echoed or session.echoed
         self.not_jsonrpc = self.not_jsonrpc or session.not_jsonrpc
         self.responded = self.responded or session.responded
+
+    def _open(self, rule_ids: Sequence[str]) -> list[Outcome]:
+        return [self.outcomes[r] for r in rule_ids if r in self.outcomes]
+
+
+def late_outcome(outcome: Outcome, late: dict[int, Message]) -> Outcome:
+    """The outcome of a step whose reply came after it stopped waiting; else ``outcome`` itself."""
+    slot = outcome.late
+    if slot is None or slot.request_id not in late:
+        return outcome
+    said = slot.classify(late[slot.request_id])
+    return Outcome(said.label, shorten(f"late, after the {slot.waited:g}s wait: {said.detail}"))
 
 
 def lanes_of(rules: Sequence[Rule]) -> list[list[Rule]]:
@@ -80,13 +115,14 @@ def _run_lane(rules: list[Rule], config: ProbeConfig, context: ProbeContext) -> 
     lane = _LaneResult({}, None)
     outcomes = lane.outcomes
     session: ProbeSession | None = None
+    served: list[str] = []
     try:
         for rule in rules:
             if session is None or not session.alive or STATE_RANK[session.state] > STATE_RANK[rule.state]:
                 if session is not None:
-                    lane.saw(session)
+                    lane.saw(session, served)
                     session.close()
-                    session = None
+                    session, served = None, []
                 try:
                     session = ProbeSession(
                         config.command,
@@ -99,11 +135,14 @@ def _run_lane(rules: list[Rule], config: ProbeConfig, context: ProbeContext) -> 
                     continue
             failure = session.advance(rule.state)
             outcomes[rule.id] = failure if failure is not None else rule.step(session, context)
+            served.append(rule.id)
+            if session.answered_version is not None:
+                lane.negotiated[rule.id] = session.answered_version
             if lane.server_info is None:
                 lane.server_info = session.server_info
     finally:
         if session is not None:
-            lane.saw(session)
+            lane.saw(session, served)
             session.close()
     return lane
 
@@ -125,31 +164,89 @@ def not_mcp(lanes: Sequence[_LaneResult]) -> str | None:
     return None
 
 
+def eras_of(outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
+    """Which eras the server speaks, from the rows that ask: initialize answers, server/discover."""
+    echoed = [
+        rule_id.removeprefix("version.")
+        for rule_id, outcome in outcomes.items()
+        if rule_id.startswith("version.") and outcome.label == ECHO
+    ]
+    asked = [o for r, o in outcomes.items() if r.startswith("version.")]
+    answered = [o for o in asked if o.label in (ECHO, OTHER_VERSION)]
+    first = asked[0] if asked else None
+    handshake = {
+        "spoken": bool(answered),
+        "evidence": f"initialize echoed {', '.join(echoed)}"
+        if echoed
+        else (answered[0].detail if answered else _said("initialize", first)),
+    }
+    found = outcomes.get("stateless.discover")
+    stateless = {
+        "spoken": found is not None and found.label in (DISCOVERED, MALFORMED_DISCOVER),
+        "evidence": _said("server/discover", found),
+    }
+    return {HANDSHAKE_ERA: handshake, STATELESS_ERA: stateless}
+
+
+def _said(method: str, outcome: Outcome | None) -> str:
+    if outcome is None:
+        return f"{method} not sent"
+    return shorten(f"{method}: {outcome.label}" + (f": {outcome.detail}" if outcome.detail else ""))
+
+
+def _reported(rule: Rule, outcome: Outcome, eras: dict[str, dict[str, Any]]) -> bool:
+    # Stateless rows only where the era is spoken; MRTR rows only where a tool asked for input.
+    if rule.era == STATELESS_ERA and not eras[STATELESS_ERA]["spoken"]:
+        return False
+    return outcome != NOT_OFFERED
+
+
 def run_probe(config: ProbeConfig) -> Report:
-    """Probe ``config.command`` with every rule; the report lists rules in table order."""
-    rules = all_rules(config.tools)
+    """Probe ``config.command`` with every rule; the report lists rules in table order, era by era."""
+    rules = all_rules(config.tools) + stateless_rules(config.tools)
     context = ProbeContext(config.tools)
     lanes = lanes_of(rules)
     with ThreadPoolExecutor(max_workers=min(config.jobs, len(lanes))) as pool:
         results = list(pool.map(lambda lane: _run_lane(lane, config, context), lanes))
     outcomes: dict[str, Outcome] = {}
+    negotiated: dict[str, str] = {}
     for result in results:
         outcomes.update(result.outcomes)
+        negotiated.update(result.negotiated)
     main_lane = next(
         i for i, lane in enumerate(lanes) if lane[0].version == LATEST_VERSION and lane[0].lane == MAIN
     )
     server = results[main_lane].server_info or next((r.server_info for r in results if r.server_info), None)
+    eras = eras_of(outcomes)
+    dual = eras[HANDSHAKE_ERA]["spoken"] and eras[STATELESS_ERA]["spoken"]
     rows = tuple(
-        RuleResult(
-            id=rule.id,
-            sent=rule.sent,
-            version=rule.version,
-            reference=rule.reference.text if rule.reference is not None else SILENT,
-            spec=rule.spec.text if rule.spec is not None else SILENT,
-            observed=outcomes[rule.id].label,
-            detail=outcomes[rule.id].detail,
-            verdict=verdict(outcomes[rule.id].label, rule.reference, rule.spec),
-        )
+        _row(rule, outcomes[rule.id], negotiated.get(rule.id), dual)
         for rule in rules
+        if _reported(rule, outcomes[rule.id], eras)
     )
-    return Report(config.command, config.timeout, config.startup_timeout, server, rows, not_mcp(results))
+    return Report(
+        config.command, config.timeout, config.startup_timeout, server, rows, not_mcp(results), eras
+    )
+
+
+def _row(rule: Rule, outcome: Outcome, negotiated: str | None, dual_era: bool) -> RuleResult:
+    """One report row: the spec's expectation is the one of the version the server negotiated
+    (and the one for a dual-era server, where the server speaks both eras and the rule has one)."""
+    spec = rule.spec_dual_era if dual_era and rule.spec_dual_era is not None else rule.spec_for(negotiated)
+    spec_text = spec.text if spec is not None else SILENT
+    if negotiated is not None and negotiated != rule.version and rule.spec_by_version:
+        spec_text += f"; judged under {negotiated}, the version negotiated"
+    found = verdict(outcome.label, rule.reference, spec)
+    return RuleResult(
+        id=rule.id,
+        sent=rule.sent,
+        version=rule.version,
+        reference=rule.reference.text if rule.reference is not None else SILENT,
+        spec=spec_text,
+        observed=outcome.label,
+        detail=outcome.detail,
+        verdict=found,
+        era=rule.era,
+        basis=basis(found, rule.reference, spec),
+        negotiated=negotiated if negotiated != rule.version else None,
+    )

@@ -2,14 +2,26 @@
 
 A :class:`ProbeSession` wraps :class:`~harness.transports.stdio.StdioTransport`
 and never raises for anything the server does: every exchange ends, within its
-timeout, in a reply, ``no reply``, ``garbage`` or ``server died``. The first
-exchange of a process may take ``startup_timeout`` (the server is still
-importing) until the server writes anything; from then on, and for every later
-exchange, it gets ``timeout``.
+timeout, in a reply, ``no reply``, ``garbage`` or ``server died``. Until the
+server writes its first line, every exchange may wait until ``startup_timeout``
+after the process started (:func:`exchange_wait`: the server is still
+importing); from its first line on, each exchange gets ``timeout``. A process
+that exits is noticed while waiting, even when something it started keeps its
+output open, and is reported as ``server died`` at once.
+
+A request that got no reply in time stays pending: a reply that arrives later,
+during another exchange or in :meth:`ProbeSession.collect_late`, is kept by its
+id in ``late`` (never taken for another request's answer), and gives the
+waiting exchange a fresh ``timeout`` (a server that was slow to start is
+catching up). The runner reads those late replies into the rows of the steps
+that sent them. An ``initialize`` answered late still completes the handshake.
 
 The session tracks the handshake state the probe has driven it to (it cannot
 see the server's own). A handshake that failed is remembered, so later steps on
-the same process report ``not run`` at once instead of waiting again.
+the same process report ``not run`` at once instead of waiting again. A session
+of a stateless-era version (2026-07-28) has no handshake: every request carries
+the per-request ``_meta``, and ``server/discover`` stands where ``initialize``
+stood (``READY`` means the server said it speaks the version).
 
 A message that carries ``method`` is a request or notification *from* the
 peer, never the answer to one of ours, whatever its id. A message equal to one
@@ -25,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -45,26 +58,57 @@ from harness.probe.outcomes import (
 from harness.protocol.errors import TransportError
 from harness.protocol.lifecycle import State
 from harness.protocol.messages import Message, error_response, is_valid_id, response
+from harness.protocol.versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    is_stateless,
+)
 from harness.transports.stdio import StdioTransport
 
 CLIENT_INFO = {"name": "harness-probe", "version": "1"}
+
+CLIENT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+"""What the probe declares in a stateless request's ``_meta``: every input a tool may ask for (MRTR)."""
+
+SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+"""Where a 2026-07-28 result's ``_meta`` names the server."""
 
 STATE_RANK: dict[State, int] = {State.NEW: 0, State.INITIALIZING: 1, State.READY: 2}
 """Handshake states in the only order a session can move through them."""
 
 POLL = 0.05
-"""Seconds between looks at the garbage count while waiting (a start-up wait ends early on output)."""
+"""Seconds between looks at the garbage count and the process while waiting."""
+
+EXIT_GRACE = 0.2
+"""Seconds the output of an exited process is still read before it counts as dead."""
 
 CLOSE_GRACE = 0.5
 """Seconds a server gets to exit after its stdin closes, before it is terminated."""
 
 
+def exchange_wait(now: float, started: float, heard: bool, timeout: float, startup_timeout: float) -> float:
+    """Seconds an exchange may wait: ``timeout``, or until the start-up wait ends if longer.
+
+    The start-up wait runs from the process's start until the server writes its
+    first line, whichever exchange that falls in.
+    """
+    if heard:
+        return timeout
+    return max(timeout, started + startup_timeout - now)
+
+
 @dataclass(frozen=True)
 class Reply:
-    """One exchange: the reply ``message``, or ``failure`` (no reply, garbage, died)."""
+    """One exchange: the reply ``message``, or ``failure`` (no reply, garbage, died).
+
+    ``request_id`` is the id a ``no reply`` still waits for (a late reply may come).
+    """
 
     message: Message | None = None
     failure: Outcome | None = None
+    request_id: int | None = None
+    waited: float = 0.0
 
 
 class ProbeSession:
@@ -74,25 +118,38 @@ class ProbeSession:
         self, command: Sequence[str], version: str, *, timeout: float, startup_timeout: float
     ) -> None:
         self.version = version
+        self.stateless = is_stateless(version)
         self.timeout = timeout
         self.startup_timeout = startup_timeout
         self.state = State.NEW
         self.handshake_failure: Outcome | None = None
         self.server_info: dict[str, Any] | None = None
         self.answered_version: str | None = None
+        self.discovered: dict[str, Any] | None = None
+        """The server/discover result of a stateless session, if the server speaks its version."""
+        self.scratch: dict[str, Any] = {}
+        """What one step leaves for later steps of the same process (the MRTR steps read it)."""
         self.echoed: Message | None = None
         """The first of our own messages the peer sent back, if it did."""
         self.not_jsonrpc: Message | None = None
         """The first JSON object from the peer that is neither a request, a notification nor a response."""
         self.responded = False
         """Whether the peer sent at least one valid JSON-RPC response (result or error, with an id)."""
+        self.late: dict[int, Message] = {}
+        """Replies that came after their step stopped waiting, by request id."""
+        self._pending: set[int] = set()
+        self._handshake_id: int | None = None
         self._sent: set[str] = set()
         self._next_id = 0
-        self._exchanged = False
+        self._heard = False
         self._eof = False
+        self._exit_seen: float | None = None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the session; close() closes it
+        self._started = time.monotonic()
         try:
-            self.transport = StdioTransport(command, timeout=timeout, stderr=self._stderr)
+            self.transport = StdioTransport(
+                command, timeout=timeout, stderr=self._stderr, start_new_session=True
+            )
         except BaseException:
             self._stderr.close()
             raise
@@ -105,18 +162,22 @@ class ProbeSession:
         return self._next_id
 
     @property
+    def last_id(self) -> int:
+        """The last request id handed out (0 before the first)."""
+        return self._next_id
+
+    @property
     def alive(self) -> bool:
         """Whether the process still runs and its output is open."""
-        return not self._eof and self.transport.process.poll() is None
+        return not self._eof and self._exit_seen is None and self.transport.process.poll() is None
 
     def exchange(self, data: bytes, reply_ids: Sequence[object]) -> Reply:
         """Write one line; wait for a reply whose id is one of ``reply_ids`` (None: id null)."""
-        wait = self.timeout if self._exchanged else max(self.timeout, self.startup_timeout)
-        self._exchanged = True
+        wait = exchange_wait(time.monotonic(), self._started, self._heard, self.timeout, self.startup_timeout)
         try:
             self._write(data)
         except TransportError:
-            return Reply(failure=self._died())
+            return Reply(failure=self._died(eof=False))
         garbage_before = seen = len(self.transport.garbage)
         deadline = time.monotonic() + wait
         while True:
@@ -124,47 +185,112 @@ class ProbeSession:
             try:
                 msg = self.transport.next_message(min(remaining, POLL))
             except TransportError:
-                return Reply(failure=self._died())
+                return Reply(failure=self._died(eof=True))
             if len(self.transport.garbage) > seen:
-                # The server is up and talking: from now on it gets the ordinary timeout.
                 seen = len(self.transport.garbage)
-                deadline = min(deadline, time.monotonic() + self.timeout)
+                deadline = self._heard_line(deadline)
             if msg is None:
+                if self._exited():
+                    return Reply(failure=self._died(eof=False))
                 if remaining > POLL:
                     continue
-                return Reply(failure=self._silence(wait, garbage_before))
-            deadline = min(deadline, time.monotonic() + self.timeout)  # talking: ordinary timeout from now
+                ids = [i for i in reply_ids if isinstance(i, int) and not isinstance(i, bool)]
+                self._pending.update(ids)
+                return Reply(
+                    failure=self._silence(wait, garbage_before),
+                    request_id=ids[0] if ids else None,
+                    waited=wait,
+                )
+            deadline = self._heard_line(deadline)
             if _canonical(msg) in self._sent:
                 if self.echoed is None:
                     self.echoed = msg
                 return Reply(failure=Outcome(ECHOED, shorten(f"sent our own message back: {_text(msg)}")))
-            if "method" in msg:
-                # A request or notification from the peer: never the answer to our id.
-                self._from_server(msg)
+            if self._take(msg):
                 continue
-            if not _is_response(msg):
-                if self.not_jsonrpc is None:
-                    self.not_jsonrpc = msg
-            else:
-                self.responded = True
             if "id" in msg and _id_in(msg["id"], reply_ids):
                 return Reply(message=msg)
-            # a reply to some other request (a late answer): not ours, keep waiting
+            if self._late(msg):
+                # A slow server catching up: what we wait for may come next.
+                deadline = max(deadline, time.monotonic() + self.timeout)
 
-    def request(self, method: str, params: dict[str, Any] | None = None) -> Reply:
-        """Send a well-formed request and wait for its reply."""
+    def _heard_line(self, deadline: float) -> float:
+        # The first line ends the start-up wait: from now on the ordinary timeout applies.
+        if self._heard:
+            return deadline
+        self._heard = True
+        return time.monotonic() + self.timeout
+
+    def _take(self, msg: Message) -> bool:
+        """Book-keep one message from the peer; True if it is a request or notification."""
+        if "method" in msg:
+            # A request or notification from the peer: never the answer to our id.
+            self._from_server(msg)
+            return True
+        if not _is_response(msg):
+            if self.not_jsonrpc is None:
+                self.not_jsonrpc = msg
+        else:
+            self.responded = True
+        return False
+
+    def _late(self, msg: Message) -> bool:
+        """Keep a reply to a request that stopped waiting; True if it was one."""
+        msg_id = msg.get("id")
+        if isinstance(msg_id, int) and not isinstance(msg_id, bool) and msg_id in self._pending:
+            self._pending.discard(msg_id)
+            self.late[msg_id] = msg
+            return True
+        return False
+
+    def collect_late(self, wait: float) -> None:
+        """Wait up to ``wait`` seconds for replies to requests that got none in time."""
+        deadline = time.monotonic() + wait
+        while self._pending and self.alive:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                msg = self.transport.next_message(min(remaining, POLL))
+            except TransportError:
+                self._eof = True
+                return
+            if msg is None:
+                if self._exited():
+                    return
+                continue
+            self._heard = True
+            if _canonical(msg) not in self._sent and not self._take(msg):
+                self._late(msg)
+
+    def request(self, method: str, params: dict[str, Any] | None = None, *, meta: bool = True) -> Reply:
+        """Send a well-formed request and wait for its reply.
+
+        In a stateless session the per-request ``_meta`` is added unless ``meta``
+        is False or ``params`` brings its own.
+        """
         req_id = self.new_id()
+        if self.stateless and meta and "_meta" not in (params or {}):
+            params = {**(params or {}), "_meta": self.meta()}
         msg: Message = {"jsonrpc": "2.0", "id": req_id, "method": method}
         if params is not None:
             msg["params"] = params
         return self.exchange(_dump(msg), (req_id,))
+
+    def meta(self, version: str | None = None) -> dict[str, Any]:
+        """The per-request ``_meta`` of a 2026-07-28 request asking for ``version``."""
+        return {
+            META_PROTOCOL_VERSION: version or self.version,
+            META_CLIENT_CAPABILITIES: CLIENT_CAPABILITIES,
+            META_CLIENT_INFO: CLIENT_INFO,
+        }
 
     def notify(self, method: str) -> Outcome | None:
         """Send a notification; an Outcome only if the server is already gone."""
         try:
             self._write(_dump({"jsonrpc": "2.0", "method": method}))
         except TransportError:
-            return self._died()
+            return self._died(eof=False)
         return None
 
     # -- the handshake -----------------------------------------------------------------
@@ -179,33 +305,75 @@ class ProbeSession:
                 "clientInfo": CLIENT_INFO,
             },
         )
-        result = reply.message.get("result") if reply.message is not None else None
-        if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-            self.state = State.INITIALIZING
-            self.answered_version = result["protocolVersion"]
-            info = result.get("serverInfo")
-            self.server_info = info if isinstance(info, dict) else None
-        else:
+        if not self._accept_initialize(reply.message):
             said = reply.failure if reply.failure is not None else classify_reply(reply.message or {})
             self.handshake_failure = Outcome(NOT_RUN, shorten(f"initialize: {said.label}: {said.detail}"))
+            self._handshake_id = reply.request_id
         return reply
 
+    def _accept_initialize(self, message: Message | None) -> bool:
+        result = message.get("result") if message is not None else None
+        if not (isinstance(result, dict) and isinstance(result.get("protocolVersion"), str)):
+            return False
+        self.state = State.INITIALIZING
+        self.answered_version = result["protocolVersion"]
+        info = result.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else None
+        self.handshake_failure = None
+        return True
+
+    def discover(self) -> Reply:
+        """Send server/discover (stateless sessions); READY if the server lists the session's version."""
+        reply = self.request("server/discover")
+        if not self._accept_discover(reply.message):
+            said = reply.failure if reply.failure is not None else classify_reply(reply.message or {})
+            said_text = f"server/discover: {said.label}: {said.detail}"
+            self.handshake_failure = Outcome(NOT_RUN, shorten(said_text))
+            self._handshake_id = reply.request_id
+        return reply
+
+    def _accept_discover(self, message: Message | None) -> bool:
+        result = message.get("result") if message is not None else None
+        versions = result.get("supportedVersions") if isinstance(result, dict) else None
+        if not (isinstance(result, dict) and isinstance(versions, list) and self.version in versions):
+            return False
+        self.state = State.READY
+        self.discovered = result
+        self.server_info = server_info_of(result)
+        self.handshake_failure = None
+        return True
+
     def advance(self, state: State) -> Outcome | None:
-        """Drive the handshake forward to ``state``; an Outcome (``not run``) if it fails."""
+        """Drive the handshake forward to ``state``; an Outcome (``not run``) if it fails.
+
+        A handshake that got no reply is given one more ``timeout`` for a late answer.
+        """
         if STATE_RANK[self.state] >= STATE_RANK[state]:
             return None
-        if self.handshake_failure is not None:
+        if self.handshake_failure is not None and not self._late_handshake():
             return self.handshake_failure
         if self.state is State.NEW:
-            self.initialize()
-            if self.handshake_failure is not None:
+            if self.stateless:
+                self.discover()
+            else:
+                self.initialize()
+            if self.handshake_failure is not None and not self._late_handshake():
                 return self.handshake_failure
-        if state is State.READY:
+        if state is State.READY and self.state is not State.READY:
             gone = self.notify("notifications/initialized")
             if gone is not None:
                 return Outcome(NOT_RUN, f"initialized: {gone.label}: {gone.detail}")
             self.state = State.READY
         return None
+
+    def _late_handshake(self) -> bool:
+        """Whether a handshake that got no reply in time was answered after all."""
+        hid, self._handshake_id = self._handshake_id, None
+        if hid is None:
+            return False
+        self.collect_late(self.timeout)
+        message = self.late.get(hid)
+        return self._accept_discover(message) if self.stateless else self._accept_initialize(message)
 
     # -- failures ------------------------------------------------------------------------
 
@@ -216,12 +384,23 @@ class ProbeSession:
             return Outcome(GARBAGE, shorten(f"{len(junk)} non-JSON line(s), first: {first!r}"))
         return Outcome(NO_REPLY, f"nothing within {wait:g}s")
 
-    def _died(self) -> Outcome:
-        self._eof = True
+    def _exited(self) -> bool:
+        """Whether the process has exited and its output has had :data:`EXIT_GRACE` to drain."""
+        if self.transport.process.poll() is None:
+            return False
+        now = time.monotonic()
+        if self._exit_seen is None:
+            self._exit_seen = now
+        return now - self._exit_seen >= EXIT_GRACE
+
+    def _died(self, *, eof: bool) -> Outcome:
+        proc = self.transport.process
+        self._eof = self._eof or eof
         try:
-            code: int | None = self.transport.process.wait(timeout=self.timeout)
+            code: int | None = proc.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:
             return Outcome(DIED, "closed its output but is still running")
+        self._exit_seen = self._exit_seen or time.monotonic()
         tail = self.stderr_tail()
         return Outcome(DIED, shorten(f"exited with code {code}" + (f": {tail}" if tail else "")))
 
@@ -255,7 +434,11 @@ class ProbeSession:
         self.transport.write_raw(data)
 
     def close(self) -> None:
-        """Close stdin, give the server :data:`CLOSE_GRACE`, then terminate; release every pipe."""
+        """Close stdin, give the server :data:`CLOSE_GRACE`, then terminate; release every pipe.
+
+        Whatever the server started in its process group and left holding the
+        output open is killed too, so no pipe outlives the session.
+        """
         proc = self.transport.process
         if proc.stdin is not None and not proc.stdin.closed:
             with contextlib.suppress(OSError):
@@ -270,6 +453,11 @@ class ProbeSession:
                 proc.kill()
                 proc.wait()
         self._drain()
+        if not self._eof:
+            # The server is gone but its output is still open: a child it left behind holds it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            self._drain()
         self.transport.close()
         if self._eof and proc.stdout is not None:
             # Only after end of file: closing a pipe a reader thread still blocks on would hang.
@@ -284,6 +472,13 @@ class ProbeSession:
                 self.transport.next_message(deadline - time.monotonic())
             except TransportError:
                 self._eof = True
+
+
+def server_info_of(result: object) -> dict[str, Any] | None:
+    """The server's name and version from a 2026-07-28 result's ``_meta``, if it gives them."""
+    meta = result.get("_meta") if isinstance(result, dict) else None
+    info = meta.get(SERVER_INFO_META) if isinstance(meta, dict) else None
+    return info if isinstance(info, dict) else None
 
 
 def _id_in(value: object, ids: Sequence[object]) -> bool:

@@ -38,16 +38,27 @@ def misbehaving(name: str, startup_timeout: float = 30.0) -> ProbeConfig:
     return ProbeConfig(peer(name), ATLANTIS, timeout=1.0, startup_timeout=startup_timeout)
 
 
+DELETE_FILE = ToolCase("delete_file", {"path": "notes.txt"})
+"""The SDK peer's tool that asks for input (``--input-tools``): MRTR in the 2026-07-28 era."""
+
 PROBES: dict[str, ProbeConfig] = {
     **{s: answering(demo(s)) for s in ("is_error", "masked", "collapse", "escape")},
     "is_error#again": answering(demo("is_error")),
     "paged": answering((*demo("is_error"), "--page-size", "1"), ()),
     # The SDK never answers three of the rules, so its step timeout is what those rows cost.
-    "sdk": ProbeConfig(peer("sdk_server"), ATLANTIS, timeout=3.0, startup_timeout=30.0),
+    "sdk": ProbeConfig(
+        (*peer("sdk_server"), "--input-tools"), (*ATLANTIS, DELETE_FILE), timeout=3.0, startup_timeout=30.0
+    ),
     # Silence costs the whole start-up wait; any output (garbage, end of file) ends it early.
     "silent": misbehaving("silent_server", startup_timeout=1.0),
     "garbage": misbehaving("garbage_server"),
     "exit": misbehaving("exit_server"),
+    # Issue 20's defects, each against a peer that reproduces it.
+    "held": ProbeConfig(peer("held_server"), ATLANTIS, timeout=1.0, startup_timeout=1.0),
+    "slow": ProbeConfig((*peer("slow_server"), "2"), ATLANTIS, timeout=5.0, startup_timeout=60.0),
+    # Long waits on purpose: a server that exits must be reported from its exit, not a timeout.
+    "orphan": ProbeConfig(peer("orphan_server"), ATLANTIS, timeout=30.0, startup_timeout=30.0),
+    "list_typed": answering(peer("list_typed_server"), ()),
 }
 """Every probe the tests read, by name."""
 

@@ -40,13 +40,17 @@ def _every_verdict_report() -> Report:
 
 
 def _rows(lines: list[str]) -> list[list[str]]:
-    """The table's body split into rows at the separator lines (show_lines draws one per row)."""
-    body = lines[lines.index(next(ln for ln in lines if ln.startswith("┡"))) + 1 :]
+    """The bodies of the tables (one per era) split into rows at the separator lines
+    (show_lines draws one per row)."""
     rows: list[list[str]] = [[]]
-    for line in body:
-        if line.startswith(("├", "└")):
+    in_body = False
+    for line in lines:
+        if line.startswith("┡"):
+            in_body = True
+        elif line.startswith(("├", "└")):
+            in_body = in_body and line.startswith("├")
             rows.append([])
-        else:
+        elif in_body:
             rows[-1].append(line)
     return [r for r in rows if r and r[0].startswith("│")]
 
