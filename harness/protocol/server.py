@@ -751,12 +751,11 @@ class MCPServer:
 
     def _call_tool(self, params: dict[str, Any], answers: dict[str, Answer] = _NO_ANSWERS) -> dict[str, Any]:
         """tools/call in the handshake era (``answers``: what the client answered so far)."""
-        name = params.get("name")
+        name: Any = params.get("name")
         tool = self.tools.get(name) if type(name) is str else None
         allowed = self.allowed_tools
         if tool is None or (allowed is not None and name not in allowed):
             name, tool = self._lookup_tool(params)  # the lattice decides
-        assert isinstance(name, str)
         arguments = params.get("arguments")
         if type(arguments) is not dict:
             arguments = _arguments(params)
