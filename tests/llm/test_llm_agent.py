@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 from fake_endpoint import Answer, FakeEndpoint, careful_booker, completion, final, scripted, tool_call
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.llm.agent import LLMAgent, render
-from harness.llm.client import close_clients
+from harness.llm.client import Reply, close_clients, malformed_tool_calls
 from harness.sim.agent import (
     AgentParamError,
     CallTool,
@@ -221,3 +223,27 @@ def test_a_knob_it_does_not_take_or_a_bad_value_is_refused_on_one_line(
 ) -> None:
     with pytest.raises(AgentParamError, match=message):
         LLMAgent().configure(knobs)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+FUNCTION = st.fixed_dictionaries({"name": st.text(max_size=8)}, optional={"arguments": JSON | st.text()})
+CALL = st.fixed_dictionaries({"function": FUNCTION}, optional={"id": JSON, "type": JSON})
+CALLS = st.lists(CALL, max_size=3) | JSON
+MESSAGE = st.fixed_dictionaries({}, optional={"content": JSON, "tool_calls": CALLS})
+
+
+@given(message=MESSAGE)
+def test_whatever_answer_the_client_accepts_the_agent_turns_into_an_action(message: dict[str, Any]) -> None:
+    if malformed_tool_calls(message) is not None:
+        return  # the client asks again; the agent never sees it
+    agent = LLMAgent()
+    agent.configure({"model": "m"})
+    agent.reset(TASK, TOOLS, 0)
+    agent._ask = lambda request: Reply({"choices": [{"message": message}]}, 0.0, 1, 0, 0)  # type: ignore[method-assign]
+    action = agent.act(Start())
+    assert isinstance(action, CallTool | Finish | GiveUp)
+    json.dumps(agent.messages)  # the conversation stays sendable
