@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 import pytest
-from probe_runs import Probes
+from probe_runs import Probes, peer
 
 from harness.cli.probe import command as probe_command
 from harness.probe.outcomes import (
@@ -28,8 +28,9 @@ from harness.probe.outcomes import (
 )
 from harness.probe.rules import HANDSHAKE_ERA, RULES
 from harness.probe.runner import DEFAULT_STARTUP_TIMEOUT
-from harness.probe.session import exchange_wait
+from harness.probe.session import ProbeSession, exchange_wait
 from harness.probe.steps import bad_arguments, sample_value, schema_types, wrong_value
+from harness.protocol.lifecycle import State
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -68,6 +69,17 @@ class TestSlowStart:
         before = report.row("handshake.before_initialize")
         assert (before.observed, before.verdict) == ("error -32600", AS_BOTH)
         assert before.detail.startswith("late, after the 1s wait: server not initialized")
+
+    def test_a_late_initialize_answer_still_completes_the_handshake(self) -> None:
+        # The answer comes 4.5 s after initialize: after the 3 s wait, within the one more the probe gives.
+        session = ProbeSession(peer("late_init_server"), "2025-11-25", timeout=3.0, startup_timeout=0.1)
+        try:
+            assert session.advance(State.READY) is None
+            assert (session.state, session.answered_version) == (State.READY, "2025-11-25")
+            assert list(session.late) == [1]
+            assert session.request("ping").message == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        finally:
+            session.close()
 
     def test_a_late_first_reply_does_not_turn_the_rest_into_not_run(self, probes: Probes) -> None:
         rows = [row for row in probes.get("held").rules if row.era == HANDSHAKE_ERA]
