@@ -241,3 +241,132 @@ def test_every_message_of_both_round_trips_passes_the_official_models() -> None:
     assert reply is not None and "result" in reply
     assert checker.kinds == ["result", "result", "result", "request", "result"]
     assert tool.booked == ["Oslo", "Oslo"]
+
+
+def two_step_server() -> tuple[MCPServer, list[tuple[str, str]]]:
+    """A tool that asks for a city, then (in a second round) for a date."""
+    done: list[tuple[str, str]] = []
+    date_q = elicit("Which date?", {"type": "object", "properties": {"date": {"type": "string"}}})
+
+    def plan() -> str:
+        city = ask("city", CITY)["content"]["city"]
+        date = ask("date", date_q)["content"]["date"]
+        done.append((city, date))
+        return f"{city} on {date}"
+
+    server = MCPServer("plans", state_key=KEY)
+    server.add_tool("plan", plan)
+    return server, done
+
+
+ANSWERS = {"city": ACCEPT, "date": {"action": "accept", "content": {"date": "2026-08-01"}}}
+
+
+def test_a_stateless_second_round_carries_the_first_answer_in_the_state() -> None:
+    server, done = two_step_server()
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    base = {"name": "plan", "_meta": meta(ELICITING)}
+    first = server.handle({**msg, "params": base})
+    assert first is not None and list(first["result"]["inputRequests"]) == ["city"]
+    second = server.handle(
+        {**msg, "id": 2, "params": {**base, "inputResponses": {"city": ACCEPT}, **_state(first)}}
+    )
+    assert second is not None and list(second["result"]["inputRequests"]) == ["date"]
+    # only the date is sent again: the city rides in the signed state
+    third = server.handle(
+        {**msg, "id": 3, "params": {**base, "inputResponses": {"date": ANSWERS["date"]}, **_state(second)}}
+    )
+    assert third is not None and third["result"]["content"][0]["text"] == "Oslo on 2026-08-01"
+    assert done == [("Oslo", "2026-08-01")]
+
+
+def test_an_answer_to_a_question_never_asked_is_ignored_and_asked_for_again() -> None:
+    server, done = two_step_server()
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    base = {"name": "plan", "_meta": meta(ELICITING)}
+    first = server.handle({**msg, "params": base})
+    assert first is not None
+    # the client answers the date too, unasked: the tool must still ask for it
+    second = server.handle({**msg, "id": 2, "params": {**base, "inputResponses": ANSWERS, **_state(first)}})
+    assert second is not None and list(second["result"]["inputRequests"]) == ["date"]
+    assert done == []
+
+
+def test_handshake_rounds_follow_each_other_and_the_reply_comes_after_the_last() -> None:
+    server, done = two_step_server()
+    handshake(server, ELICITING)
+    server.take_notifications()
+    assert (
+        server.handle({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "plan"}}) is None
+    )
+    (city,) = server.take_notifications()
+    assert server.handle({"jsonrpc": "2.0", "id": city["id"], "result": ACCEPT}) is None
+    (date,) = server.take_notifications()
+    assert date["params"]["message"] == "Which date?" and date["id"] != city["id"]
+    reply = server.handle({"jsonrpc": "2.0", "id": date["id"], "result": ANSWERS["date"]})
+    assert reply is not None and reply["id"] == 7 and done == [("Oslo", "2026-08-01")]
+    assert server.pending_calls == {}
+
+
+def test_a_cancelled_pending_call_is_forgotten_and_a_late_answer_dropped() -> None:
+    server, tool = booking_server()
+    handshake(server, ELICITING)
+    server.take_notifications()
+    assert (
+        server.handle({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "book"}}) is None
+    )
+    (asked,) = server.take_notifications()
+    server.handle({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
+    assert server.pending_calls == {}
+    assert server.handle({"jsonrpc": "2.0", "id": asked["id"], "result": ACCEPT}) is None
+    assert tool.booked == []
+
+
+def test_other_requests_are_served_while_a_call_waits() -> None:
+    server, tool = booking_server()
+    handshake(server, ELICITING)
+    server.take_notifications()
+    assert (
+        server.handle({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "book"}}) is None
+    )
+    (asked,) = server.take_notifications()
+    listed = server.handle({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
+    assert listed is not None and listed["result"]["tools"][0]["name"] == "book"
+    reply = server.handle({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"}})
+    assert reply is not None and reply["id"] == 7
+    assert reply["result"]["content"][0]["text"] == "nothing booked" and tool.booked == []
+
+
+@pytest.mark.parametrize(
+    ("strategy", "outcome"),
+    [("is_error", "isError"), ("masked", "isError"), ("collapse", "-32603")],
+)
+def test_a_refused_question_goes_through_the_strategy(strategy: str, outcome: str) -> None:
+    server = MCPServer("s", tool_errors=strategy)
+    server.add_tool("book", Booker())
+    transport = handshake(server, ELICITING)
+    transport.on_request = lambda r: {"jsonrpc": "2.0", "id": r["id"], "error": {"code": -1, "message": "no"}}
+    reply = transport.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "book"}})
+    assert reply is not None
+    if outcome == "isError":
+        assert reply["result"]["isError"] is True
+    else:
+        assert reply["error"]["code"] == -32603
+
+
+def test_the_demo_book_tool_fails_readably_when_the_user_declines() -> None:
+    from harness.fixtures.demo import build_demo_server
+
+    server = build_demo_server(elicit=True)
+    transport = handshake(server, ELICITING)
+    transport.on_request = lambda r: {"jsonrpc": "2.0", "id": r["id"], "result": {"action": "decline"}}
+    reply = transport.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "book"}})
+    assert reply is not None and reply["result"]["isError"] is True
+    assert reply["result"]["content"][0]["text"] == "ERROR: no city given (the user chose 'decline')"
+
+
+def test_sealed_states_are_deterministic_under_a_given_key() -> None:
+    one, _ = booking_server()
+    other, _ = booking_server()
+    a, b = one.handle(call(1, {}, ELICITING)), other.handle(call(1, {}, ELICITING))
+    assert a == b  # same key, same calls: byte-identical traces
