@@ -41,6 +41,7 @@ import contextvars
 import json
 import logging
 import socket
+import threading
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -54,22 +55,68 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from harness.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RPCError
-from harness.protocol.messages import JSONRPC, Message, check_envelope, error_response, is_response, reply_id
+from harness.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    RPCError,
+)
+from harness.protocol.messages import (
+    JSONRPC,
+    Message,
+    check_envelope,
+    error_response,
+    is_response,
+    notification,
+    reply_id,
+)
 from harness.protocol.server import MCPServer, parse_json
-from harness.protocol.versions import SUPPORTED_VERSIONS
+from harness.protocol.stateless import CANCELLED, SUBSCRIPTION_ID
+from harness.protocol.versions import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
+    is_stateless,
+)
+from harness.transports.mcp_headers import (
+    LAST_EVENT_HEADER,
+    METHOD_HEADER,
+    NAME_HEADER,
+    NAME_PARAM,
+    PARAM_HEADER_PREFIX,
+    SESSION_HEADER,
+    VERSION_HEADER,
+    decode_header_value,
+    header_paths,
+    value_at,
+)
 
 log = logging.getLogger("harness.http")
 
 ServerFactory = Callable[[], MCPServer]
 
-SESSION_HEADER = "Mcp-Session-Id"
-VERSION_HEADER = "MCP-Protocol-Version"
-LAST_EVENT_HEADER = "Last-Event-ID"
 DEFAULT_PATH = "/mcp"
 DEFAULT_HOST = "127.0.0.1"
 LOCAL_NAMES: frozenset[str] = frozenset({"127.0.0.1", "localhost", "::1"})
 """Host names a local server answers to; anything else is a DNS-rebinding suspect."""
+
+HEADER_MISMATCH = -32020
+"""MCP 2026-07-28, HTTP only: a mirrored header is missing or does not match the body (status 400)."""
+
+STATELESS_ERROR_STATUS: dict[int, int] = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+"""The HTTP status of a stateless request's JSON-RPC error (others: 200), as the 2026-07-28 transport says."""
 
 DEFAULT_MAX_SESSIONS = 1024
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -246,6 +293,76 @@ def sse_event(message: Message) -> bytes:
     return b"event: message\ndata: " + _dump(message) + b"\n\n"
 
 
+async def _plain_events(messages: list[Message]) -> AsyncIterator[bytes]:
+    for message in messages:
+        yield sse_event(message)
+
+
+def _subscription_of(message: Message) -> Any:
+    body = message.get("params") if "method" in message else message.get("result")
+    meta = body.get("_meta") if isinstance(body, dict) else None
+    return meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+
+
+def _stateless_route(request: Request, message: Message) -> bool:
+    """Whether a POST is 2026-07-28 traffic: its ``_meta`` names a version, or its header a stateless one."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta and message.get("method") != "initialize":
+        return True
+    return is_stateless(request.headers.get(VERSION_HEADER))
+
+
+def _same(header: str | None, value: Any) -> bool:
+    if header is None:
+        return False
+    text = decode_header_value(header)
+    if isinstance(value, bool):
+        return text == ("true" if value else "false")
+    if isinstance(value, int | float):
+        try:
+            return float(text or "") == float(value)
+        except ValueError:
+            return False
+    return bool(text == value)
+
+
+def _check_routing_headers(request: Request, message: Message, server: MCPServer) -> None:
+    """The 2026-07-28 transport's header rules: each mirrored value must match the body (-32020)."""
+    req_id = message["id"]
+    raw = message.get("params")
+    params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or META_PROTOCOL_VERSION not in meta:
+        raise _Reject(
+            400,
+            INVALID_PARAMS,
+            f"params._meta must carry {META_PROTOCOL_VERSION!r} and {META_CLIENT_CAPABILITIES!r}",
+            req_id,
+        )
+
+    def mismatch(what: str) -> _Reject:
+        return _Reject(400, HEADER_MISMATCH, f"header mismatch: {what}", req_id)
+
+    if request.headers.get(VERSION_HEADER) != meta[META_PROTOCOL_VERSION]:
+        raise mismatch(f"{VERSION_HEADER} does not match the body's protocol version")
+    method = message["method"]
+    if request.headers.get(METHOD_HEADER) != method:
+        raise mismatch(f"{METHOD_HEADER} does not match the body's method {method!r}")
+    key = NAME_PARAM.get(method)
+    name = params.get(key) if key is not None else None
+    if name is not None and not _same(request.headers.get(NAME_HEADER), name):
+        raise mismatch(f"{NAME_HEADER} does not match the body's {key} {name!r}")
+    tool = server.tools.get(name) if method == "tools/call" and isinstance(name, str) else None
+    if tool is None:
+        return
+    arguments = params.get("arguments")
+    for header, path in header_paths(tool.input_schema).items():
+        value = value_at(arguments, path)
+        if value is not None and not _same(request.headers.get(PARAM_HEADER_PREFIX + header), value):
+            raise mismatch(f"{PARAM_HEADER_PREFIX}{header} does not match the argument {'.'.join(path)}")
+
+
 def _stream(events: AsyncIterator[bytes]) -> StreamingResponse:
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(events, media_type=_SSE, headers=headers)
@@ -287,6 +404,9 @@ class StreamableHTTP:
         self.max_sessions = max_sessions
         self.max_body_bytes = max_body_bytes
         self.retry_ms = retry_ms
+        self._stateless: MCPServer | None = None
+        self._stateless_lock = threading.Lock()
+        self._listeners: dict[Any, asyncio.Queue[Message | None]] = {}
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.app = Starlette(routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])])
 
@@ -362,6 +482,8 @@ class StreamableHTTP:
                 check_envelope(message)
             except RPCError as exc:
                 raise _Reject(400, exc.code, exc.message, req_id) from None
+        if not answer_only and _stateless_route(request, message):
+            return await self._post_stateless(request, message, len(body))
         self._check_version(request, req_id)
         is_request = not answer_only and "id" in message
         if is_request and message["method"] == "initialize":
@@ -430,6 +552,78 @@ class StreamableHTTP:
                 if self.sessions.pop(session.id, None) is not None:
                     session.close()
                 raise _Reject(500, None, "the server session crashed") from None
+
+    # -- the stateless era ------------------------------------------------------------
+
+    async def _post_stateless(self, request: Request, message: Message, size: int) -> Response:
+        """One self-contained 2026-07-28 POST: routing headers checked, then the shared stateless server."""
+        if "id" not in message:
+            return Response(status_code=202)  # the era defines no client notifications over HTTP: dropped
+        req_id = message["id"]
+        server = self._stateless_server()
+        self._check_size(server, size, req_id)
+        _check_routing_headers(request, message, server)
+
+        def run() -> tuple[Message | None, list[Message]]:
+            with self._stateless_lock:
+                return server.handle(message), server.take_notifications()
+
+        try:
+            reply, notes = await anyio.to_thread.run_sync(run)
+        except Exception:
+            log.exception("an exception escaped the stateless server; it is rebuilt")
+            self._stateless = None
+            raise _Reject(500, None, "the server crashed") from None
+        own = self._route_listen_events(notes)
+        if reply is None:  # a subscriptions/listen stream: open until the client goes
+            return self._listen_stream(server, req_id, own)
+        status = 200
+        if "error" in reply:
+            status = STATELESS_ERROR_STATUS.get(reply["error"].get("code"), 200)
+        if own and status == 200 and _accepts(request, _SSE) and request.headers.get("accept") is not None:
+            return _stream(_plain_events([*own, reply]))
+        return _json(reply, status)
+
+    def _stateless_server(self) -> MCPServer:
+        if self._stateless is None:
+            self._stateless = self.factory()
+        return self._stateless
+
+    def _route_listen_events(self, notes: list[Message]) -> list[Message]:
+        """Send listen-stream events to their streams; the rest belong to the request just served."""
+        own = []
+        for note in notes:
+            stream = self._listeners.get(_subscription_of(note))
+            if stream is None:
+                own.append(note)
+            else:
+                stream.put_nowait(note)
+                if "method" not in note:  # the stream's final result: it ends
+                    stream.put_nowait(None)
+        return own
+
+    def _listen_stream(self, server: MCPServer, req_id: Any, first: list[Message]) -> Response:
+        queue: asyncio.Queue[Message | None] = asyncio.Queue()
+        for note in first:
+            queue.put_nowait(note)
+        self._listeners[req_id] = queue
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                while (note := await queue.get()) is not None:
+                    yield sse_event(note)
+            finally:
+                if self._listeners.pop(req_id, None) is not None:
+                    # Closing the stream cancels the listen request (the spec's rule for this era).
+                    cancel = notification(CANCELLED, {"requestId": req_id})
+                    asyncio.get_running_loop().run_in_executor(None, self._cancel, server, cancel)
+
+        return _stream(events())
+
+    def _cancel(self, server: MCPServer, cancel: Message) -> None:
+        with self._stateless_lock:
+            server.handle(cancel)
+            server.take_notifications()
 
     def _get(self, request: Request) -> Response:
         if not _accepts(request, _SSE) or request.headers.get("accept") is None:

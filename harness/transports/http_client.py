@@ -30,7 +30,6 @@ code); any other failure raises :class:`~harness.protocol.errors.TransportError`
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import logging
@@ -45,28 +44,30 @@ import httpx
 from harness.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RPCError, TransportError
 from harness.protocol.messages import Message, error_response, is_valid_id, response
 from harness.protocol.versions import META_PROTOCOL_VERSION, is_stateless
+from harness.transports.mcp_headers import (
+    LAST_EVENT_HEADER,
+    METHOD_HEADER,
+    NAME_HEADER,
+    NAME_PARAM,
+    PARAM_HEADER_PREFIX,
+    SESSION_HEADER,
+    VERSION_HEADER,
+    encode_header_value,
+    header_paths,
+    param_text,
+    value_at,
+)
 
 log = logging.getLogger("harness.http_client")
-
-SESSION_HEADER = "Mcp-Session-Id"
-VERSION_HEADER = "MCP-Protocol-Version"
-METHOD_HEADER = "Mcp-Method"
-NAME_HEADER = "Mcp-Name"
-PARAM_HEADER_PREFIX = "Mcp-Param-"
-LAST_EVENT_HEADER = "Last-Event-ID"
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRY = 1.0
 """Seconds to wait before resuming a stream whose server never sent ``retry``."""
 DEFAULT_MAX_RECONNECTS = 3
 
-NAME_PARAM: dict[str, str] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-"""Stateless-era methods whose ``Mcp-Name`` header mirrors a param, and which param."""
-
 _JSON = "application/json"
 _SSE = "text/event-stream"
 _ACCEPT = f"{_JSON}, {_SSE}"
-_SENTINEL_START, _SENTINEL_END = "=?base64?", "?="
 
 _NO_REQUEST = object()
 """What the GET stream waits for: no reply (every response there is someone else's)."""
@@ -117,42 +118,6 @@ def parse_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
     if seen and data:
         event.data = "\n".join(data)
         yield event
-
-
-def encode_header_value(value: str) -> str:
-    """A header-safe value: as it is when plain visible ASCII, else the Base64 sentinel form."""
-    plain = (
-        value == value.strip(" \t")
-        and all(0x20 <= ord(c) <= 0x7E or c == "\t" for c in value)
-        and not (value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END))
-    )
-    if plain:
-        return value
-    return _SENTINEL_START + base64.b64encode(value.encode("utf-8")).decode("ascii") + _SENTINEL_END
-
-
-def _param_text(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | str):
-        return str(value)
-    return None
-
-
-def header_paths(schema: Any, prefix: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
-    """``x-mcp-header`` name -> the property path it mirrors, through nested ``properties``."""
-    found: dict[str, tuple[str, ...]] = {}
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(props, dict):
-        return found
-    for key, sub in props.items():
-        if not isinstance(sub, dict):
-            continue
-        name = sub.get("x-mcp-header")
-        if isinstance(name, str) and name:
-            found[name] = (*prefix, key)
-        found.update(header_paths(sub, (*prefix, key)))
-    return found
 
 
 def _stateless_version(message: Message) -> str | None:
@@ -290,10 +255,7 @@ class HTTPClientTransport:
     def _param_headers(self, tool: str, arguments: Any) -> dict[str, str]:
         out: dict[str, str] = {}
         for header, path in self.tool_headers.get(tool, {}).items():
-            value: Any = arguments
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            text = _param_text(value)
+            text = param_text(value_at(arguments, path))
             if text is not None:
                 out[PARAM_HEADER_PREFIX + header] = encode_header_value(text)
         return out

@@ -4,9 +4,9 @@ The suite (npm ``@modelcontextprotocol/conformance``, pinned with the Node.js it
 needs in ``package.json`` beside this file) is installed into
 ``.cache/conformance`` by ``.ci/run``, or here if it is missing. This test
 skips only when npm cannot give us the suite (no npm, or the registry is out of
-reach); a failing suite fails the test. Scenarios we do not pass are listed,
-with reasons, in ``expected-failures.yml``; the suite itself fails the run when
-one of them starts passing.
+reach); a failing suite fails the test. All 32 server scenarios pass:
+``expected-failures.yml`` is empty, and the test checks that every scenario ran
+checks (``server-sse-polling`` used to "pass" with none) and none failed.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ REQUIRED = (
     "dns-rebinding-protection",
 )
 """Scenarios the issue requires us to pass; none of them may hide in the baseline."""
+
+SCENARIOS = 32
+"""Server scenarios in the pinned suite's ``--suite all`` (0.1.16)."""
 
 SUMMARY_LINE = re.compile(r"^([✓✗]) ([a-z0-9-]+): (\d+) passed, (\d+) failed$", re.MULTILINE)
 
@@ -85,7 +88,12 @@ def server_url() -> Iterator[str]:
         proc.stderr.close()
 
 
-def test_the_official_conformance_suite_passes_except_the_baseline(
+def test_the_baseline_of_expected_failures_is_empty() -> None:
+    entries = [line for line in BASELINE.read_text().splitlines() if line.strip().startswith("- ")]
+    assert entries == []
+
+
+def test_the_official_conformance_suite_passes_every_server_scenario(
     suite_bin: Path, server_url: str, tmp_path: Path
 ) -> None:
     env = {**os.environ, "PATH": f"{suite_bin}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1"}
@@ -114,5 +122,9 @@ def test_the_official_conformance_suite_passes_except_the_baseline(
     results = {name: (mark, int(failed)) for mark, name, _, failed in SUMMARY_LINE.findall(out)}
     missing = [name for name in REQUIRED if name not in results]
     assert not missing, f"required scenarios not run: {missing}\n{summary}"
-    failing = [name for name in REQUIRED if results[name] != ("✓", 0)]
-    assert not failing, f"required scenarios failed: {failing}\n{summary}"
+    assert len(results) == SCENARIOS, summary
+    failing = [name for name, (mark, failed) in results.items() if (mark, failed) != ("✓", 0)]
+    assert not failing, f"scenarios failed: {failing}\n{summary}"
+    checked = {name: int(passed) for _, name, passed, _ in SUMMARY_LINE.findall(out)}
+    idle = [name for name, passed in checked.items() if passed == 0]
+    assert not idle, f"scenarios that ran no check: {idle}\n{summary}"

@@ -1,0 +1,246 @@
+"""Both eras on one endpoint: 2026-07-28 POSTs served statelessly, handshake-era input requests on SSE.
+
+The stateless rules are a table (:data:`STATELESS_CASES`): what a POST carries,
+and the HTTP status and JSON-RPC code it gets. Then full round trips with our
+own client over a live uvicorn: both eras with the conformance fixture's
+``test_elicitation``, which asks the client for input mid-call (an SSE request
+answered by a second POST in the handshake era, MRTR in the stateless era).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.testclient import TestClient
+
+from harness.fixtures.conformance import build_conformance_server
+from harness.fixtures.demo import build_demo_server
+from harness.protocol import MCPClient, RPCError
+from harness.protocol.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
+from harness.protocol.versions import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    STATELESS_VERSION,
+)
+from harness.transports.http import (
+    HEADER_MISMATCH,
+    SESSION_HEADER,
+    StreamableHTTP,
+    bind_socket,
+)
+from harness.transports.http_client import HTTPClientTransport
+from harness.transports.mcp_headers import encode_header_value
+
+ACCEPT_BOTH = {"Accept": "application/json, text/event-stream"}
+ENVELOPE = {META_PROTOCOL_VERSION: STATELESS_VERSION, META_CLIENT_CAPABILITIES: {}}
+
+
+def message(method: str, meta: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {**params, "_meta": ENVELOPE if meta is None else meta}
+    return {"jsonrpc": "2.0", "id": 5, "method": method, "params": body}
+
+
+def headers(method: str, version: str = STATELESS_VERSION, name: str | None = None) -> dict[str, str]:
+    out = {**ACCEPT_BOTH, "MCP-Protocol-Version": version, "Mcp-Method": method}
+    if name is not None:
+        out["Mcp-Name"] = encode_header_value(name)
+    return out
+
+
+ADD = {"name": "add", "arguments": {"x": 2, "y": 3}}
+
+STATELESS_CASES: list[tuple[str, dict[str, Any], dict[str, str], int, int | None]] = [
+    ("a plain call", message("tools/call", **ADD), headers("tools/call", name="add"), 200, None),
+    ("discover", message("server/discover"), headers("server/discover"), 200, None),
+    (
+        "the version header differs from _meta",
+        message("tools/call", **ADD),
+        headers("tools/call", version="2025-11-25", name="add"),
+        400,
+        HEADER_MISMATCH,
+    ),
+    (
+        "no Mcp-Method",
+        message("tools/list"),
+        {**ACCEPT_BOTH, "MCP-Protocol-Version": STATELESS_VERSION},
+        400,
+        HEADER_MISMATCH,
+    ),
+    ("Mcp-Method differs", message("tools/list"), headers("prompts/list"), 400, HEADER_MISMATCH),
+    ("no Mcp-Name", message("tools/call", **ADD), headers("tools/call"), 400, HEADER_MISMATCH),
+    (
+        "Mcp-Name differs",
+        message("tools/call", **ADD),
+        headers("tools/call", name="weather"),
+        400,
+        HEADER_MISMATCH,
+    ),
+    (
+        "an unsupported version",
+        message("tools/list", {**ENVELOPE, META_PROTOCOL_VERSION: "2099-01-01"}),
+        headers("tools/list", version="2099-01-01"),
+        400,
+        -32022,
+    ),
+    (
+        "the header says stateless, the body has no _meta",
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/list"},
+        headers("tools/list"),
+        400,
+        -32602,
+    ),
+    ("a method the era removed", message("ping"), headers("ping"), 404, -32601),
+    ("an unknown tool", message("tools/call", name="nope"), headers("tools/call", name="nope"), 404, -32601),
+]
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    with TestClient(StreamableHTTP(build_demo_server).app, base_url="http://127.0.0.1:8000") as c:
+        yield c
+
+
+class TestStatelessPosts:
+    @pytest.mark.parametrize(
+        ("body", "sent", "status", "code"),
+        [case[1:] for case in STATELESS_CASES],
+        ids=[case[0] for case in STATELESS_CASES],
+    )
+    def test_a_stateless_post_gets_the_status_and_code_of_its_row(
+        self, client: TestClient, body: dict[str, Any], sent: dict[str, str], status: int, code: int | None
+    ) -> None:
+        reply = client.post("/mcp", json=body, headers=sent)
+        assert reply.status_code == status
+        answer = reply.json()
+        assert answer["id"] == 5
+        if code is None:
+            assert answer["result"]["resultType"] == "complete"
+        else:
+            assert answer["error"]["code"] == code
+
+    def test_no_session_is_opened_or_needed(self, client: TestClient) -> None:
+        reply = client.post(
+            "/mcp", json=message("tools/call", **ADD), headers=headers("tools/call", name="add")
+        )
+        assert reply.json()["result"]["content"] == [{"type": "text", "text": "5"}]
+        assert SESSION_HEADER not in reply.headers
+
+    def test_a_session_id_on_a_stateless_post_is_ignored(self, client: TestClient) -> None:
+        sent = {**headers("tools/list"), SESSION_HEADER: "not-a-session"}
+        assert client.post("/mcp", json=message("tools/list"), headers=sent).status_code == 200
+
+    def test_a_stateless_notification_is_accepted_and_dropped(self, client: TestClient) -> None:
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+        reply = client.post("/mcp", json=note, headers=headers("notifications/cancelled"))
+        assert (reply.status_code, reply.content) == (202, b"")
+
+    def test_the_handshake_era_is_unchanged_beside_it(self, client: TestClient) -> None:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+        reply = client.post("/mcp", json=init, headers=ACCEPT_BOTH)
+        assert reply.json()["result"]["protocolVersion"] == "2025-11-25"
+        gated = client.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            headers={**ACCEPT_BOTH, SESSION_HEADER: reply.headers[SESSION_HEADER]},
+        )
+        assert gated.json()["error"] == {"code": -32600, "message": "server not initialized"}
+
+
+class TestParamHeaders:
+    def schema_server(self) -> Any:
+        server = build_demo_server()
+        schema = {
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}, "n": {"type": "integer"}},
+        }
+        server.add_tool("where", lambda region: region, schema)
+        server.set_allowed_tools(None)
+        return server
+
+    @pytest.mark.parametrize(
+        ("region_header", "status"),
+        [("us-west1", 200), (None, 400), ("eu-north1", 400), ("=?base64?dXMtd2VzdDE=?=", 200)],
+    )
+    def test_an_x_mcp_header_argument_must_be_mirrored(self, region_header: str | None, status: int) -> None:
+        with TestClient(StreamableHTTP(self.schema_server).app, base_url="http://127.0.0.1:8000") as c:
+            sent = headers("tools/call", name="where")
+            if region_header is not None:
+                sent["Mcp-Param-Region"] = region_header
+            body = message("tools/call", name="where", arguments={"region": "us-west1"})
+            reply = c.post("/mcp", json=body, headers=sent)
+            assert reply.status_code == status
+            if status == 400:
+                assert reply.json()["error"]["code"] == HEADER_MISMATCH
+
+
+# -- both eras with our own client, live ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def live_url() -> Iterator[str]:
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    transport = StreamableHTTP(build_conformance_server)
+    config = uvicorn.Config(transport.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        transport.shutdown()
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "era"), [("legacy", "handshake"), ("2026-07-28", "stateless"), ("auto", "stateless")]
+)
+def test_a_tool_that_asks_for_input_gets_the_answer_in_either_era(live_url: str, mode: str, era: str) -> None:
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append((method, params))
+        return {"action": "accept", "content": {"username": "ada", "email": "ada@example.org"}}
+
+    client = MCPClient(HTTPClientTransport(live_url, timeout=10), mode=mode, input_handler=handler)
+    client.connect()
+    try:
+        result = client.call_tool("test_elicitation", {"message": "Who are you?"})
+    finally:
+        client.close()
+    assert client.era == era
+    assert [m for m, _ in asked] == ["elicitation/create"]
+    assert asked[0][1]["message"] == "Who are you?"
+    text = result["content"][0]["text"]
+    assert text == 'User response: action=accept, content={"email":"ada@example.org","username":"ada"}'
+
+
+def test_without_the_capability_the_call_gets_the_spec_s_error_in_the_handshake_era(live_url: str) -> None:
+    client = MCPClient(HTTPClientTransport(live_url, timeout=10))
+    client.connect()
+    try:
+        with pytest.raises(RPCError) as caught:
+            client.call_tool("test_elicitation", {"message": "?"})
+    finally:
+        client.close()
+    assert caught.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
