@@ -57,6 +57,7 @@ from harness.protocol.stateless import (
     ACKNOWLEDGED,
     CACHE_SCOPES,
     CANCELLED,
+    LOG_LEVEL,
     SERVER_INFO,
     SUPPORTED_NEWEST_FIRST,
     Listener,
@@ -271,6 +272,7 @@ class MCPServer:
         self.client_capabilities: dict[str, Any] | None = None
         self._outbox: list[Message] = []
         self.pending_calls: dict[str, PendingCall] = {}  # server request id -> the call it serves
+        self._request_log: tuple[object] | None = None  # (logLevel,) while a stateless request runs
         self.listeners: dict[tuple[type, RequestId], Listener] = {}
         self._asked = 0
 
@@ -427,6 +429,13 @@ class MCPServer:
         """Queue ``notifications/message`` if ``level`` is at or above the client's ``logging/setLevel``."""
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; one of {', '.join(LOG_LEVELS)}")
+        request_log = self._request_log
+        if request_log is not None:  # a stateless request: only its own logLevel opts in
+            wanted = request_log[0]
+            if wanted in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(wanted):
+                note = {"level": level, "data": data, **({"logger": logger} if logger is not None else {})}
+                self._outbox.append(notification("notifications/message", note))
+            return
         floor = LOG_LEVELS.index(self.log_level) if self.log_level is not None else 0
         if self.state is State.READY and LOG_LEVELS.index(level) >= floor:
             params: dict[str, Any] = {"level": level, "data": data}
@@ -553,10 +562,13 @@ class MCPServer:
         handler = self._stateless_methods.get(method)
         if handler is None:
             raise MethodNotFound(f"method not found: {method} (not part of {request.version})")
+        outer, self._request_log = self._request_log, (meta.get(LOG_LEVEL),)
         try:
             result = handler(self, params, request)
         except ResourceNotFound as exc:  # -32002 is not emitted from 2026-07-28 on
             raise InvalidParams(exc.message, exc.data) from None
+        finally:
+            self._request_log = outer
         if result is None:
             return None
         return {"jsonrpc": JSONRPC, "id": request_id, "result": result}

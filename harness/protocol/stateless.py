@@ -38,6 +38,8 @@ from harness.protocol.versions import (
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 """The result ``_meta`` key naming the server (the spec's SHOULD on every stateless result)."""
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+"""The request ``_meta`` key opting one stateless request into ``notifications/message`` (absent: none)."""
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 """The ``_meta`` key tying a listen stream's notifications (and its final result) to its request id."""
 LISTEN = "subscriptions/listen"

@@ -13,6 +13,7 @@ import pytest
 from helpers.pair import ClientServerPair, error_code, result_of, text_of
 
 from harness.fixtures.demo import add_subtract, build_demo_server
+from harness.protocol import MCPServer
 from harness.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -20,7 +21,7 @@ from harness.protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from harness.protocol.lifecycle import State
-from harness.protocol.stateless import SERVER_INFO, SUBSCRIPTION_ID
+from harness.protocol.stateless import LOG_LEVEL, SERVER_INFO, SUBSCRIPTION_ID
 from harness.protocol.strategies import STRATEGIES
 from harness.protocol.versions import (
     ALL_VERSIONS,
@@ -287,3 +288,20 @@ def test_a_new_session_has_no_listeners_but_shares_the_request_state_key() -> No
     listen(pair, toolsListChanged=True)
     clone = server.new_session()
     assert clone.listeners == {} and clone.request_states is server.request_states
+
+
+def test_a_stateless_request_logs_only_at_its_own_log_level() -> None:
+    server = MCPServer("logs")
+
+    def noisy() -> str:
+        server.log("debug", "detail")
+        server.log("warning", "careful")
+        return "ok"
+
+    server.add_tool("noisy", noisy)
+    pair = ClientServerPair(server)  # a READY session whose setLevel would allow everything
+    pair.request(2, "logging/setLevel", {"level": "debug"})
+    result_of(stateless(pair, 3, "tools/call", name="noisy"))
+    assert pair.notifications == []  # no logLevel in _meta: nothing for this request
+    result_of(stateless(pair, 4, "tools/call", name="noisy", _meta={**META, LOG_LEVEL: "warning"}))
+    assert [n["params"]["data"] for n in pair.notifications] == ["careful"]
