@@ -261,7 +261,7 @@ class LLMAgent(Agent):
     def _request(self) -> dict[str, Any]:
         s = self.settings
         if s["model"] is None:
-            raise UserError(f"agent {self.name!r}: no model named: give --llm-model NAME")
+            raise UserError(f"agent {self.name!r}: no model named: give --llm-model NAME (agent.model)")
         seed = self.seed % 2**31 if s["sampling_seed"] == "session" else s["sampling_seed"]
         request: dict[str, Any] = {
             "model": s["model"],
@@ -293,7 +293,9 @@ class LLMAgent(Agent):
                 "record it again without --replay"
             )
         if s["base_url"] is None:
-            raise UserError(f"agent {self.name!r}: no endpoint: give --llm-base-url URL (or --replay)")
+            raise UserError(
+                f"agent {self.name!r}: no endpoint: give --llm-base-url URL (agent.base_url), or replay"
+            )
         client = chat_client(
             s["base_url"],
             s["api_key_env"],
