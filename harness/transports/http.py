@@ -406,7 +406,8 @@ class StreamableHTTP:
         self.retry_ms = retry_ms
         self._stateless: MCPServer | None = None
         self._stateless_lock = threading.Lock()
-        self._listeners: dict[Any, asyncio.Queue[Message | None]] = {}
+        self.listen_streams: dict[Any, asyncio.Queue[Message | None]] = {}
+        """Open ``subscriptions/listen`` streams by request id (stateless era)."""
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.app = Starlette(routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])])
 
@@ -560,7 +561,7 @@ class StreamableHTTP:
         if "id" not in message:
             return Response(status_code=202)  # the era defines no client notifications over HTTP: dropped
         req_id = message["id"]
-        server = self._stateless_server()
+        server = self.stateless_server()
         self._check_size(server, size, req_id)
         _check_routing_headers(request, message, server)
 
@@ -584,7 +585,8 @@ class StreamableHTTP:
             return _stream(_plain_events([*own, reply]))
         return _json(reply, status)
 
-    def _stateless_server(self) -> MCPServer:
+    def stateless_server(self) -> MCPServer:
+        """The one server every stateless request shares (built on first use; requests take turns)."""
         if self._stateless is None:
             self._stateless = self.factory()
         return self._stateless
@@ -593,7 +595,7 @@ class StreamableHTTP:
         """Send listen-stream events to their streams; the rest belong to the request just served."""
         own = []
         for note in notes:
-            stream = self._listeners.get(_subscription_of(note))
+            stream = self.listen_streams.get(_subscription_of(note))
             if stream is None:
                 own.append(note)
             else:
@@ -606,14 +608,14 @@ class StreamableHTTP:
         queue: asyncio.Queue[Message | None] = asyncio.Queue()
         for note in first:
             queue.put_nowait(note)
-        self._listeners[req_id] = queue
+        self.listen_streams[req_id] = queue
 
         async def events() -> AsyncIterator[bytes]:
             try:
                 while (note := await queue.get()) is not None:
                     yield sse_event(note)
             finally:
-                if self._listeners.pop(req_id, None) is not None:
+                if self.listen_streams.pop(req_id, None) is not None:
                     # Closing the stream cancels the listen request (the spec's rule for this era).
                     cancel = notification(CANCELLED, {"requestId": req_id})
                     asyncio.get_running_loop().run_in_executor(None, self._cancel, server, cancel)

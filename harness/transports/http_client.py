@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -166,6 +167,8 @@ class HTTPClientTransport:
         self._inbox_lock = threading.Lock()
         self._listener: threading.Thread | None = None
         self._get_reply: httpx.Response | None = None
+        self._held: list[httpx.Response] = []
+        self._held_threads: list[threading.Thread] = []
         self._closed = False
 
     # -- the transport API --------------------------------------------------------------
@@ -195,6 +198,45 @@ class HTTPClientTransport:
             self._start_listening()
         return answer
 
+    def post(self, message: Message) -> None:
+        """Send a request without waiting (a ``subscriptions/listen`` stream), on a thread.
+
+        Everything its answer carries comes through :meth:`take_notifications`, its final
+        response (the stream's end) too. :meth:`close` closes the stream, which is how
+        the client cancels it over HTTP.
+        """
+        if self._closed:
+            raise TransportError("the HTTP transport is closed")
+        thread = threading.Thread(target=self._hold, args=(message,), name="mcp-http-post", daemon=True)
+        self._held_threads.append(thread)
+        thread.start()
+
+    def _hold(self, message: Message) -> None:
+        stateless = _stateless_version(message)
+        body = json.dumps(message, separators=(",", ":")).encode()
+        timeout = httpx.Timeout(self.timeout, read=None)
+        try:
+            with self.http.stream(
+                "POST", self.url, content=body, headers=self._headers(message, stateless), timeout=timeout
+            ) as reply:
+                self._held.append(reply)
+                ctype = reply.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+                if ctype != _SSE:
+                    final: Any = _loads(reply.read())
+                else:
+                    final = None
+                    for event in parse_sse(reply.iter_lines()):
+                        if event.data.strip():
+                            final = self._dispatch(_loads(event.data.encode()), message["id"])
+                            if final is not None:
+                                break
+                if isinstance(final, dict):
+                    with self._inbox_lock:
+                        self._inbox.append(final)
+        except Exception as exc:  # a reader thread has nobody to raise to; the stream just ends
+            if not self._closed:
+                log.debug("the stream of request %r ended: %s", message.get("id"), exc)
+
     def take_notifications(self) -> list[Message]:
         """Notifications that arrived on response streams, oldest first."""
         with self._inbox_lock:
@@ -206,15 +248,15 @@ class HTTPClientTransport:
         if self._closed:
             return
         self._closed = True
-        get_reply = self._get_reply
-        if get_reply is not None:
-            with contextlib.suppress(Exception):  # unblocks the listener; it may be mid-read
-                get_reply.close()
+        for held in [self._get_reply, *self._held]:
+            if held is not None:
+                _hang_up(held)
         if self.session_id is not None:
             with contextlib.suppress(httpx.HTTPError):  # the server may be gone already
                 self.http.delete(self.url, headers=self._session_headers())
-        if self._listener is not None:
-            self._listener.join(timeout=1.0)
+        for thread in [self._listener, *self._held_threads]:
+            if thread is not None:
+                thread.join(timeout=1.0)
         if self._own_client:
             self.http.close()
 
@@ -404,6 +446,17 @@ class HTTPClientTransport:
             if found is not None:
                 return found
         raise TransportError(f"no response to request {req_id!r} after {self.max_reconnects} reconnections")
+
+
+def _hang_up(reply: httpx.Response) -> None:
+    """Close a stream another thread is reading: shut its socket down, so the blocked read returns."""
+    stream = reply.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    with contextlib.suppress(OSError):
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(Exception):  # the reader may be inside the response right now
+        reply.close()
 
 
 def _loads(data: bytes) -> Any:

@@ -244,3 +244,70 @@ def test_without_the_capability_the_call_gets_the_spec_s_error_in_the_handshake_
     finally:
         client.close()
     assert caught.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+def retiring_server() -> Any:
+    """The demo lab plus ``retire``, which removes ``weather`` (a mid-session registration event)."""
+    server = build_demo_server()
+    server.add_tool(
+        "retire", lambda: server.remove_tool("weather") or "retired", description="Remove weather."
+    )
+    server.set_allowed_tools(None)
+    return server
+
+
+@pytest.fixture
+def retiring() -> Iterator[tuple[str, StreamableHTTP]]:
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    transport = StreamableHTTP(retiring_server)
+    config = uvicorn.Config(transport.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", transport
+    finally:
+        transport.shutdown()
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def test_a_tool_removed_mid_session_reaches_a_stateless_client_through_its_listen_stream(
+    retiring: tuple[str, StreamableHTTP],
+) -> None:
+    url, transport = retiring
+    client = MCPClient(HTTPClientTransport(url, timeout=10), mode="2026-07-28")
+    client.connect()
+    try:
+        assert "weather" in {t["name"] for t in client.list_tools()}
+        sub = client.listen(tools=True)
+        wait_until(lambda: sub.honored is not None, client)
+        assert sub.honored == {"toolsListChanged": True}
+        client.call_tool("retire")
+        wait_until(lambda: client.list_changes_seen > 0, client)
+        assert "weather" not in client.tools_cache
+        assert len(transport.listen_streams) == 1
+    finally:
+        client.close()
+    # Closing the stream cancels the listen request: the server forgets its listener.
+    for _ in range(500):
+        if not transport.listen_streams and not transport.stateless_server().listeners:
+            break
+        time.sleep(0.01)
+    assert not transport.listen_streams
+    assert not transport.stateless_server().listeners
+
+
+def wait_until(done: Any, client: MCPClient) -> None:
+    """Pump the client's notifications until ``done()``; events cross threads, so this polls."""
+    for _ in range(500):
+        client.pump_notifications()
+        if done():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the listen stream delivered nothing")
