@@ -1,12 +1,15 @@
 """``harness client``: speak to an MCP server over Streamable HTTP as a client.
 
-``harness client URL`` connects (the handshake), lists the tools and prints what
-it found as JSON. ``harness client --conformance URL`` is the command the official
-conformance suite runs (``conformance client --command "harness client
---conformance" --scenario S``): it runs the client scenario the suite names in
+``harness client URL`` connects (``--mode``: the handshake by default, ``auto``
+or a pinned stateless version, as :class:`~harness.protocol.client.MCPClient`
+takes them), lists the tools and prints what it found as JSON.
+
+``harness client --conformance URL`` is the command the official conformance
+suite runs (``conformance client --command "harness client --conformance"
+--scenario S``): it runs the client scenario the suite names in
 ``MCP_CONFORMANCE_SCENARIO`` (:data:`harness.fixtures.conformance.CLIENT_SCENARIOS`)
-and exits 0 when it did what the scenario asks. An unknown or OAuth scenario is a
-one-line error (exit 2); a scenario that fails is a one-line error with exit 1.
+and exits 0 when it did what the scenario asks. An unknown or OAuth scenario is
+a one-line error (exit 2); a scenario that fails is a one-line error with exit 1.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 import click
 
 from harness.errors import UserError, unknown_name
+from harness.protocol.client import MODES, MCPClient
 from harness.protocol.errors import RPCError, TransportError
 
 
@@ -34,13 +38,20 @@ class ClientFailed(UserError):
     help="Run the conformance suite's client scenario named by MCP_CONFORMANCE_SCENARIO.",
 )
 @click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="legacy",
+    show_default=True,
+    help="The era: legacy (initialize), auto (server/discover, then initialize), or a stateless version.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=30.0,
     show_default=True,
     help="Seconds to wait for each HTTP exchange.",
 )
-def command(url: str, conformance: bool, timeout: float) -> None:
+def command(url: str, conformance: bool, mode: str, timeout: float) -> None:
     """Connect to the MCP server at URL (Streamable HTTP) as a client."""
     if not url.startswith(("http://", "https://")):
         raise UserError(f"URL must start with http:// or https://, got {url!r}")
@@ -48,7 +59,7 @@ def command(url: str, conformance: bool, timeout: float) -> None:
         if conformance:
             click.echo(_conformance(url, timeout))
         else:
-            click.echo(json.dumps(_summary(url, timeout), indent=2))
+            click.echo(json.dumps(_summary(url, mode, timeout), indent=2))
     except (TransportError, RPCError) as exc:
         raise ClientFailed(
             str(exc) if isinstance(exc, TransportError) else f"{exc.code}: {exc.message}"
@@ -78,18 +89,18 @@ def _conformance(url: str, timeout: float) -> str:
         raise ClientFailed(f"client scenario {name!r} failed: {exc}") from None
 
 
-def _summary(url: str, timeout: float) -> dict[str, object]:
-    from harness.protocol.client import MCPClient
+def _summary(url: str, mode: str, timeout: float) -> dict[str, object]:
     from harness.transports.http_client import HTTPClientTransport
 
-    client = MCPClient(HTTPClientTransport(url, timeout=timeout))
+    client = MCPClient(HTTPClientTransport(url, timeout=timeout), mode=mode)
     try:
-        result = client.initialize()
+        client.connect()
         tools = client.list_tools()
     finally:
         client.close()
     return {
-        "protocolVersion": result.get("protocolVersion"),
-        "serverInfo": result.get("serverInfo"),
+        "era": client.era,
+        "protocolVersion": client.protocol_version,
+        "serverInfo": client.server_info,
         "tools": [t.get("name") for t in tools],
     }

@@ -16,7 +16,9 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from click.testing import CliRunner
 
+from harness.cli.main import cli
 from harness.fixtures.conformance import build_conformance_server
 from harness.protocol import LATEST_VERSION, MCPClient, TransportError
 from harness.protocol.messages import Message, response
@@ -363,3 +365,18 @@ class TestAgainstOurServer:
         assert result["content"][0]["text"] == "Reconnection test completed successfully"
         assert waits == [0.5]  # the fixture's retry_ms
         assert transport.reconnects == 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "era"), [("legacy", "handshake"), ("auto", "stateless"), ("2026-07-28", "stateless")]
+)
+def test_harness_client_prints_what_it_found_in_each_mode(
+    live: tuple[str, StreamableHTTP], mode: str, era: str
+) -> None:
+    url, _ = live
+    result = CliRunner().invoke(cli, ["client", url, "--mode", mode, "--timeout", "10"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    assert found["era"] == era
+    assert found["protocolVersion"] == ("2025-11-25" if era == "handshake" else STATELESS_VERSION)
+    assert "test_reconnection" in found["tools"]
