@@ -3,8 +3,10 @@
 Why: the README compares our server with the official SDK's, and the table must
 come from the probe's own ``--json`` output, not be typed by hand. Rows are the
 union of the reports' rules in first-seen order; each server's cell is what it
-did and the verdict (with ``--details``, also the server's words). A rule a
-report lacks shows "—". A file that is not a probe report is a user error.
+did, the verdict and its basis (spec or reference; with ``--details``, also the
+server's words). A rule a report lacks shows "—" (a stateless-era rule, for a
+server that does not speak 2026-07-28). A file that is not a probe report is a
+user error.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ def markdown_table(
                 cells.append("—")
                 continue
             cell = f"{row['observed']} · **{row['verdict']}**"
+            if row.get("basis"):
+                cell += f" ({row['basis']})"
             if details and row["detail"]:
                 detail = row["detail"]
                 detail = detail if len(detail) <= DETAIL_CHARS else detail[: DETAIL_CHARS - 1] + "…"

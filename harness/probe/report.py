@@ -9,7 +9,8 @@ Rows carry their era (``handshake`` or ``stateless``) and their verdict's
 ``basis`` (``spec``: the verdict holds the server to a spec requirement;
 ``reference``: only to this project's reference rule). ``eras`` says which eras
 the server speaks and ``summary_by_era`` counts verdicts per era; the table
-prints one section per era spoken.
+prints one section per era with rows (the handshake era's rows are always
+there: a broken server shows them; the stateless era's only where spoken).
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ class Report:
                 counts[row.verdict] = counts.get(row.verdict, 0) + 1
         return counts
 
+    def reported_eras(self) -> list[str]:
+        """The eras that have rows in this report (an era not spoken has none, but for the handshake's)."""
+        return [era for era in ERAS if any(row.era == era for row in self.rules)]
+
     def spoken(self, era: str) -> bool:
         """Whether the server speaks ``era`` (the handshake era is assumed when nothing says)."""
         if self.eras is None or era not in self.eras:
@@ -106,7 +111,7 @@ class Report:
             "summary": self.summary(),
             "not_mcp": self.not_mcp,
             "eras": self.eras,
-            "summary_by_era": {era: self.summary(era) for era in ERAS if self.spoken(era)},
+            "summary_by_era": {era: self.summary(era) for era in self.reported_eras()},
         }
 
     def row(self, rule_id: str) -> RuleResult:
@@ -118,9 +123,9 @@ class Report:
 
 
 def render_table(report: Report, console: Console) -> None:
-    """Print one table per era the server speaks, each followed by a one-line summary.
+    """Print one table per era with rows, each followed by a one-line summary.
 
-    An era the server does not speak is one line saying so and why. Every rule
+    An era the server does not speak gets one line saying so and why. Every rule
     id and every verdict is printed whole on one line (its basis on the next) at any console
     width from 80 columns up: below :data:`WIDE` each rule is one row of two
     columns (the id with its verdict under it; then what was sent, what the
@@ -131,13 +136,13 @@ def render_table(report: Report, console: Console) -> None:
     name = f"harness probe: {info.get('name', '?')} {info.get('version', '')}".rstrip()
     for era in ERAS:
         rows = [row for row in report.rules if row.era == era]
-        if not report.spoken(era) or not rows:
+        if rows:
+            console.print(_table(f"{name}: {ERA_TITLES[era]}", rows, console.width))
+            counts = ", ".join(f"{n} {v}" for v, n in report.summary(era).items() if n)
+            console.print(f"{era} era: {len(rows)} rules: {counts}")
+        if not report.spoken(era):
             evidence = (report.eras or {}).get(era, {}).get("evidence", "")
             console.print(f"{era} era: not spoken" + (f" ({evidence})" if evidence else ""))
-            continue
-        console.print(_table(f"{name}: {ERA_TITLES[era]}", rows, console.width))
-        counts = ", ".join(f"{n} {v}" for v, n in report.summary(era).items() if n)
-        console.print(f"{era} era: {len(rows)} rules: {counts}")
 
 
 def _table(title: str, rows: list[RuleResult], width: int) -> Table:

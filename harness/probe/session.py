@@ -196,10 +196,12 @@ class ProbeSession:
                     continue
                 ids = [i for i in reply_ids if isinstance(i, int) and not isinstance(i, bool)]
                 self._pending.update(ids)
+                # Named by the configured wait, not the clock, so that reports stay reproducible.
+                named = self.startup_timeout if wait > self.timeout else self.timeout
                 return Reply(
-                    failure=self._silence(wait, garbage_before),
+                    failure=self._silence(named, garbage_before),
                     request_id=ids[0] if ids else None,
-                    waited=wait,
+                    waited=named,
                 )
             deadline = self._heard_line(deadline)
             if _canonical(msg) in self._sent:

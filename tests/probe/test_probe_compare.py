@@ -68,3 +68,9 @@ def test_a_file_that_is_not_a_report_is_a_user_error(
 def test_only_keeps_the_rules_that_match() -> None:
     table = markdown_table([OURS, THEIRS], ["ours", "theirs"], only=["a", "c*"]).splitlines()
     assert [line.split("|")[1].strip() for line in table[2:]] == ["`a`", "`c`"]
+
+
+def test_a_verdict_s_basis_is_shown_where_the_report_has_one() -> None:
+    row = RuleResult("a", "sent", "2025-11-25", "ref", "spec", "result", "", "as spec", basis="spec")
+    report = Report(("srv",), 1.0, 1.0, {"name": "x", "version": "1"}, (row,)).to_json()
+    assert markdown_table([report], ["x"]).splitlines()[2].endswith("| result · **as spec** (spec) |")
