@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
+from harness.protocol.inputs import ELICIT
 from harness.sim.agent import Action, RPCErrorObservation, ToolResult
 from scripted_agents.base import ScriptedAgent, read_reason
 
@@ -28,6 +30,24 @@ class ReaderAgent(ScriptedAgent):
         if self.trust == "ignore":
             return self.guess()
         return self.respond(read_reason(text))
+
+    def answer_input(self, method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """An elicitation for an argument is read like an error text: a question that names the
+        form or limit the argument needs (a fix the reader would have made after an error) is
+        answered with it; any other question, and every one under ``trust=ignore``, is declined.
+        """
+        if method != ELICIT or self.trust == "ignore":
+            return None
+        message = params.get("message")
+        schema = params.get("requestedSchema")
+        wanted = schema.get("properties", {}) if isinstance(schema, dict) else {}
+        reason = read_reason(message if isinstance(message, str) else None)
+        argument = reason.argument if reason is not None and reason.remedy == "fix_argument" else None
+        if reason is None or argument is None or argument not in wanted:
+            return None
+        value = self._coerce(argument, reason.value)
+        self.args[argument] = value  # the call goes on with it, as the agent's own call would
+        return {"action": "accept", "content": {argument: value}}
 
     def on_rpc_error(self, obs: RPCErrorObservation) -> Action:
         if self.trust == "ignore":

@@ -1,6 +1,6 @@
 """The grid of a batch: which sessions a run is made of, each named by its key.
 
-A cell is one session: (scenario, agent, strategy, host, seed) plus the swept
+A cell is one session: (scenario, agent, strategy, host, era, seed) plus the swept
 parameter values (``--set faults.rate=0,0.1``). The grid is pure data; it is
 written into the manifest so that ``--resume`` rebuilds exactly the same cells
 and a comparison knows what was run. Cells come out in a fixed order, so the
@@ -33,9 +33,14 @@ class Cell:
     host: str
     seed: int
     params: tuple[tuple[str, float | int | str], ...] = ()
+    era: str = "handshake"
 
     def key(self) -> tuple[Any, ...]:
-        return (self.scenario, self.agent, self.strategy, self.host, self.seed, *(v for _, v in self.params))
+        """The cell's values in :data:`KEY_COLUMNS` order, then the swept values."""
+        return (
+            self.scenario, self.agent, self.strategy, self.host, self.era, self.seed,
+            *(v for _, v in self.params),
+        )  # fmt: skip
 
     def label(self) -> str:
         """A file name for the cell (its trace, its errors.log entry): the key, joined by ``__``.
@@ -44,7 +49,8 @@ class Cell:
         they become ``_``, so shipped names and swept values read as they are.
         """
         extra = "".join(f"__{k}={v}" for k, v in self.params)
-        text = f"{self.scenario}__{self.agent}__{self.strategy}__{self.host}__{self.seed}{extra}"
+        era = "" if self.era == "handshake" else f"__{self.era}"  # handshake labels read as before
+        text = f"{self.scenario}__{self.agent}__{self.strategy}__{self.host}{era}__{self.seed}{extra}"
         return _UNSAFE.sub("_", text)
 
 
@@ -103,6 +109,8 @@ class Grid:
     grid of a million sessions holds no tuple of a quarter of a million ints, and two grids
     with the same seeds compare equal."""
     sweeps: tuple[tuple[str, tuple[float | int | str, ...]], ...] = field(default=())
+    eras: tuple[str, ...] = ("handshake",)
+    """The protocol eras (``harness.sim.session.ERAS``); an axis between hosts and the sweeps."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seeds", _compact_seeds(self.seeds))
@@ -116,16 +124,17 @@ class Grid:
         names = self.param_names
         # Seeds are the innermost axis and are iterated, not handed to product(), which would
         # build a tuple of every one of them out of a range.
-        for sc, ag, st, ho, vals in itertools.product(
+        for sc, ag, st, ho, er, vals in itertools.product(
             self.scenarios,
             self.agents,
             self.strategies,
             self.hosts,
+            self.eras,
             list(itertools.product(*(values for _, values in self.sweeps))),
         ):
             params = tuple(zip(names, vals, strict=True))
             for se in self.seeds:
-                yield Cell(sc, ag, st, ho, se, params)
+                yield Cell(sc, ag, st, ho, se, params, er)
 
     def cells(self) -> list[Cell]:
         return list(self.iter_cells())
@@ -133,7 +142,7 @@ class Grid:
     @functools.cached_property
     def _positions(self) -> tuple[Mapping[Any, int], ...]:
         sweep_values = list(itertools.product(*(values for _, values in self.sweeps)))
-        axes = (self.scenarios, self.agents, self.strategies, self.hosts, sweep_values)
+        axes = (self.scenarios, self.agents, self.strategies, self.hosts, self.eras, sweep_values)
         return (*({v: i for i, v in enumerate(axis)} for axis in axes), _seed_positions(self.seeds))
 
     def index(self, cell: Cell) -> int:
@@ -143,6 +152,7 @@ class Grid:
             cell.agent,
             cell.strategy,
             cell.host,
+            cell.era,
             tuple(v for _, v in cell.params),
             cell.seed,
         )
@@ -153,6 +163,7 @@ class Grid:
 
     def __len__(self) -> int:
         n = len(self.scenarios) * len(self.agents) * len(self.strategies) * len(self.hosts) * len(self.seeds)
+        n *= len(self.eras)
         for _, values in self.sweeps:
             n *= len(values)
         return n
@@ -177,6 +188,7 @@ class Grid:
                 hosts=tuple(data["hosts"]),
                 seeds=_seeds_from_json(data["seeds"]),
                 sweeps=tuple((k, tuple(v)) for k, v in data.get("sweeps", {}).items()),
+                eras=tuple(data.get("eras", ("handshake",))),  # a manifest from before eras
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"manifest.json: grid: unreadable ({exc})") from None

@@ -83,7 +83,9 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
             if cell.agent in settings:
                 knobs = {**settings[cell.agent], **knobs}
             scenario = loader(sources.get(cell.scenario, cell.scenario), overrides)
-            extra = {"agent_params": knobs} if knobs else {}
+            extra: dict[str, Any] = {"agent_params": knobs} if knobs else {}
+            if cell.era != "handshake":  # so that a session function without eras still runs
+                extra["era"] = cell.era
             result = fn(
                 scenario,
                 cell.agent,
@@ -99,7 +101,7 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
         except Exception as exc:
             row = error_row(cell, reason=f"{type(exc).__name__}: {exc}")
             error = traceback.format_exc()
-        row.update({"scenario": cell.scenario, "host": cell.host, **dict(cell.params)})
+        row.update({"scenario": cell.scenario, "host": cell.host, "era": cell.era, **dict(cell.params)})
         out.append(Outcome(row, error, trace.getvalue() if trace is not None else None))
     return out
 

@@ -24,6 +24,7 @@ STRATEGY_SUMMARIES: dict[str, str] = {
     "masked": "isError result, reason hidden (the official SDK's default).",
     "collapse": "JSON-RPC -32603 carrying the reason (a host may drop it).",
     "escape": "The exception leaves the server: the session is wedged.",
+    "input_required": "As is_error; an argument a tool cannot use is asked for (MRTR / elicitation).",
 }
 
 

@@ -20,6 +20,8 @@ STUDY_SCENARIOS = 200
 STUDY_SEEDS = 5
 """``--study``'s seeds per scenario: the scenario is the unit, so few seeds and many scenarios."""
 HOSTS = ("typical", "transparent")
+ERAS = ("handshake", "stateless")
+"""Spelled here so that the CLI loads fast; :data:`harness.sim.session.ERAS` (a test holds them equal)."""
 
 
 def build_grid(
@@ -32,6 +34,7 @@ def build_grid(
     families: tuple[str, ...] = (),
     count: int = 0,
     family_seed: int = 0,
+    eras: tuple[str, ...] = (),
 ) -> tuple[Grid, tuple[tuple[str, str], ...]]:
     """Validate every name now (nearest-name hints) and load every scenario once.
 
@@ -72,6 +75,10 @@ def build_grid(
     for h in host_names:
         if h not in HOSTS:
             raise unknown_name("host", h, HOSTS)
+    era_names = split_names(eras) or ("handshake",)
+    for e in era_names:
+        if e not in ERAS:
+            raise unknown_name("era", e, ERAS)
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
     sweeps = parse_sets(sets)
@@ -84,7 +91,7 @@ def build_grid(
                         check_agent_params(a, {key: v})
                 else:
                     probe.with_overrides({key: v})  # raises ScenarioError for a bad key or value
-    grid = Grid(tuple(names), agent_names, strategy_names, host_names, range(seeds), sweeps)
+    grid = Grid(tuple(names), agent_names, strategy_names, host_names, range(seeds), sweeps, era_names)
     return grid, tuple(sorted(sources.items()))
 
 
@@ -141,12 +148,12 @@ def print_dry_run(grid: Grid, sources: tuple[tuple[str, str], ...]) -> None:
 
     axes = (
         f"{len(grid.scenarios)} scenarios x {len(grid.agents)} agents x {len(grid.strategies)} strategies"
-        f" x {len(grid.hosts)} hosts x {len(grid.seeds)} seeds"
+        f" x {len(grid.hosts)} hosts x {len(grid.eras)} eras x {len(grid.seeds)} seeds"
         + "".join(f" x {len(values)} {name}" for name, values in grid.sweeps)
     )
     click.echo(f"harness run --dry-run: {len(grid)} sessions ({axes}); nothing is run")
     found = dict(sources)
-    per_load = len(grid.strategies) * len(grid.hosts) * len(grid.seeds)
+    per_load = len(grid.strategies) * len(grid.hosts) * len(grid.eras) * len(grid.seeds)
     for spec in (a for a in grid.agents if calls_a_model(a)):
         sessions = requests = baselines = 0
         for name in grid.scenarios:
@@ -229,8 +236,13 @@ def line_progress(total: int, done: int) -> Callable[[int], None]:
 @click.command("run")
 @click.argument("scenarios", nargs=-1)
 @click.option("--agents", multiple=True, help="Agents to run (comma-separated or repeated); default all.")
-@click.option("--strategies", multiple=True, help="tool_errors strategies; default all four.")
+@click.option("--strategies", multiple=True, help="tool_errors strategies; default all five.")
 @click.option("--hosts", multiple=True, help="Host models (typical, transparent); default typical.")
+@click.option(
+    "--eras",
+    multiple=True,
+    help="Protocol eras: handshake (initialize first), stateless (2026-07-28); default handshake.",
+)
 @click.option("--seeds", type=int, default=DEFAULT_SEEDS, show_default=True, help="Seeds 0..N-1 per cell.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=V1,V2", help="Sweep a scenario parameter.")
 @click.option(
@@ -314,6 +326,7 @@ def command(
     agents: tuple[str, ...],
     strategies: tuple[str, ...],
     hosts: tuple[str, ...],
+    eras: tuple[str, ...],
     seeds: int,
     sets: tuple[str, ...],
     out: Path | None,
@@ -379,10 +392,10 @@ def command(
         codec, traces = str(kept["codec"]), bool(kept["traces"])
         given = {
             name: _given(ctx, name)
-            for name in ("scenarios", "agents", "strategies", "hosts", "seeds", "sets")
+            for name in ("scenarios", "agents", "strategies", "hosts", "eras", "seeds", "sets")
         }
         if any(given.values()):
-            _refuse_another_grid(out, grid, given, scenarios, agents, strategies, hosts, seeds, sets)
+            _refuse_another_grid(out, grid, given, scenarios, agents, strategies, hosts, seeds, sets, eras)
         if families:
             family_grid, _ = build_grid((), ("naive",), (), (), 1, (), families, count, family_seed)
             if not set(family_grid.scenarios) <= set(grid.scenarios):
@@ -397,7 +410,7 @@ def command(
                 scheduler = results.manifest.get("scheduler") or None
     else:
         grid, sources = build_grid(
-            scenarios, agents, strategies, hosts, seeds, sets, families, count, family_seed
+            scenarios, agents, strategies, hosts, seeds, sets, families, count, family_seed, eras
         )
     if resume:
         if any(
@@ -517,6 +530,7 @@ def _refuse_another_grid(
     hosts: tuple[str, ...],
     seeds: int,
     sets: tuple[str, ...],
+    eras: tuple[str, ...] = (),
 ) -> None:
     """A resume finishes the grid the run started with; an option that would change it is refused."""
     from harness.sim.registry import agent_class
@@ -532,7 +546,7 @@ def _refuse_another_grid(
         if tuple(names) != grid.scenarios:
             differ.append(f"scenarios {','.join(names)} (the run's: {_describe(grid.scenarios)})")
     for name, values, have in (("agents", agents, grid.agents), ("strategies", strategies, grid.strategies),
-                               ("hosts", hosts, grid.hosts)):  # fmt: skip
+                               ("hosts", hosts, grid.hosts), ("eras", eras, grid.eras)):  # fmt: skip
         if given[name]:
             wanted = split_names(values)
             if name == "agents":

@@ -42,6 +42,14 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     show_default=True,
     help="What reaches the agent of an RPC error: the code (typical) or code and message.",
 )
+@click.option(
+    "--era",
+    type=NameChoice("era", ("handshake", "stateless")),
+    default="handshake",
+    show_default=True,
+    help="How the client speaks: handshake (initialize first) or stateless (2026-07-28: _meta on "
+    "every request).",
+)
 @click.option("--codec", type=click.Choice(CODECS), default="json", show_default=True)
 @click.option(
     "--trace",
@@ -65,6 +73,7 @@ def command(
     strategy: str,
     seed: int,
     host_mode: str,
+    era: str,
     codec: str,
     trace_to: str | None,
     as_json: bool,
@@ -87,7 +96,7 @@ def command(
         loaded = loaded.with_overrides(dict(overrides))
     buffer = io.BytesIO() if trace_to is not None else None
     result = run_session(
-        loaded, agent_name, strategy, seed, codec, buffer, host=host_mode, agent_params=knobs or None
+        loaded, agent_name, strategy, seed, codec, buffer, host=host_mode, agent_params=knobs or None, era=era
     )
     if buffer is not None and trace_to is not None:
         data = buffer.getvalue()

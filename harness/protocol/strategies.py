@@ -11,7 +11,15 @@ is_error   result ``{"content": [text "ERROR: <reason>"], "isError": true}``  ye
 masked     result ``isError: true`` with "Error executing tool <name>"     no (official SDK 2.3.0)
 collapse   JSON-RPC error -32603 whose message is the reason               only if the host shows it
 escape     nothing: the exception leaves ``handle`` (a naive server)       no: the server is dead
+input_     as is_error; and where the failure is missing or ambiguous       yes, and a tool may ask
+required   input, the tool asks the client instead of failing (MRTR in     for what it needs
+           the stateless era, a server-to-client request in the handshake
+           era; -32021 to a client that declared no elicitation)
 =========  ==============================================================  ==========================
+
+The asking is the tool's (:func:`harness.protocol.inputs.ask`, the server's two era paths);
+what this table holds is what a tool's exception becomes. ``input_required`` reports an
+exception as ``is_error`` does, so that the two differ only where a tool asks.
 """
 
 from __future__ import annotations
@@ -62,7 +70,12 @@ TOOL_ERROR_STRATEGIES: dict[str, ToolErrorStrategy] = {
     "masked": masked,
     "collapse": collapse,
     "escape": escape,
+    "input_required": is_error,
 }
 """Strategy name -> what a raising tool turns into. Names are a public contract."""
 
 STRATEGIES: tuple[str, ...] = tuple(TOOL_ERROR_STRATEGIES)
+
+ASKING_STRATEGIES: frozenset[str] = frozenset({"input_required"})
+"""Strategies under which a tool whose failure is missing or ambiguous input asks the client for
+it (:mod:`harness.protocol.inputs`) instead of failing; the simulation's tools read this."""

@@ -36,16 +36,28 @@ from matplotlib.patches import Rectangle
 from harness.report.inference import POOLED, forest_frame
 from harness.report.stats import compare, param_columns
 
-STRATEGY_ORDER = ("is_error", "masked", "collapse", "escape")
-COLORS = {"is_error": "#2a9d8f", "masked": "#e9c46a", "collapse": "#e76f51", "escape": "#6d597a"}
+STRATEGY_ORDER = ("is_error", "input_required", "masked", "collapse", "escape")
+COLORS = {
+    "is_error": "#2a9d8f",
+    "input_required": "#264653",
+    "masked": "#e9c46a",
+    "collapse": "#e76f51",
+    "escape": "#6d597a",
+}
 # Strategies that give identical outcomes draw identical lines; styles keep each one visible.
-STYLES = {"is_error": ("-", "o"), "masked": ("--", "s"), "collapse": (":", "^"), "escape": ("-.", "D")}
+STYLES = {
+    "is_error": ("-", "o"),
+    "input_required": ((0, (5, 1)), "P"),
+    "masked": ("--", "s"),
+    "collapse": (":", "^"),
+    "escape": ("-.", "D"),
+}
 NA = "n/a"
 """Shown where a rate is undefined (no sessions, or no recovery opportunities), instead of a bar."""
 NA_COLOR = "0.45"
 DODGE = 0.012
 """Horizontal offset between strategies in the sweep plot, as a share of the x range."""
-MARKER_SIZES = (10.0, 8.0, 6.0, 4.5)
+MARKER_SIZES = (10.0, 8.5, 7.0, 5.5, 4.0)
 """Marker sizes by strategy order: coinciding hollow markers nest instead of hiding each other."""
 BASELINE = "is_error"
 """The strategy the forest plot pairs the others against (``harness compare``'s default baseline)."""

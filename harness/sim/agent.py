@@ -160,3 +160,21 @@ class Agent(ABC):
     @abstractmethod
     def act(self, observation: Observation) -> Action:
         """The next action, given what just happened."""
+
+    def answer_input(self, method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Answer a server's question in the middle of a tool call, or None to decline.
+
+        ``method`` is ``elicitation/create`` (``params``: ``message`` and ``requestedSchema``),
+        ``sampling/createMessage`` or ``roots/list``; the answer is that method's result (an
+        elicitation: ``{"action": "accept", "content": {...}}``). The question comes inside a
+        call, between two :meth:`act`: the session asks it synchronously and the answer goes back
+        to the server (MRTR in the stateless era, a server-to-client reply in the handshake era).
+        An agent that does not override this method declares no input capability at all, so a
+        server cannot ask it (an asking tool answers it -32021).
+        """
+        return None
+
+    @classmethod
+    def answers_input(cls) -> bool:
+        """Whether this agent overrides :meth:`answer_input` (and so declares the capability)."""
+        return cls.answer_input is not Agent.answer_input

@@ -120,9 +120,11 @@ class Clock:
 class ToolFault(Exception):
     """An injected tool failure; its message is what an ``is_error`` server shows the model."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, argument: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.argument = argument
+        """For a kind that :attr:`FaultKind.asks`: the argument a server may ask the client for."""
 
 
 @dataclass(frozen=True)
@@ -298,6 +300,10 @@ class FaultKind:
     wait). Repeating a call that failed otherwise is a ``repeated_failing_calls``."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """Raising kinds: this kind's text for a quality, where :data:`QUALITY_TEXTS`' does not fit."""
+    asks: bool = False
+    """The failure is missing or ambiguous input (an argument the tool cannot use): under an
+    asking strategy (``input_required``) the tool asks the client for the rule's ``argument``,
+    with the message as the question, instead of failing."""
     commits: bool = False
     """Raising kinds: the tool runs (a write is stored) before the call fails."""
     tool_check: Callable[[CatalogueTool], str | None] | None = None
@@ -460,7 +466,7 @@ class FaultEngine:
             tool.run(self.world, args)  # the write happens; the answer says it did not
         if kind.drifts and self.on_drift is not None:
             self.on_drift(tool.name, rule.variant)
-        raise ToolFault(rule.kind, self.message(rule, tool, args))
+        raise ToolFault(rule.kind, self.message(rule, tool, args), rule.argument if kind.asks else None)
 
     def message(self, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]) -> str:
         """What a raising ``rule`` says when it fails a call of ``tool`` with ``args`` now."""
@@ -832,6 +838,7 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             ),
             avoid=_avoid_bad_argument,
             texts={"misleading": _SAYS_TEMPORARY},
+            asks=True,
         ),
         FaultKind(
             "too_large",
@@ -862,6 +869,7 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             ),
             avoid=_avoid_too_large,
             texts={"misleading": _SAYS_TEMPORARY},
+            asks=True,
         ),
         FaultKind(
             "timeout",

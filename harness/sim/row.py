@@ -25,11 +25,13 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 4
+ROW_VERSION = 5
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
 fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
-cost columns (``tokens_in``, ``tokens_out``, ``model_latency_s``; issue 21). A run is resumed
+cost columns (``tokens_in``, ``tokens_out``, ``model_latency_s``; issue 21), 5 since the
+protocol era and the input a server asked for (``era``, ``input_requests``, ``inputs_accepted``;
+issue 19). A run is resumed
 only by code that writes the same version, so one table never mixes two meanings or shapes."""
 
 FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
@@ -39,7 +41,7 @@ FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
 before issue 18 wrote them; a later kind's column is appended at the end of the row, so that
 no earlier column moves."""
 
-KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "seed")
+KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "era", "seed")
 """Columns that, with the swept parameters, identify a session row."""
 
 RPC_CODES: tuple[int, ...] = STANDARD_CODES
@@ -141,6 +143,11 @@ class SessionResult:
     tokens_in: int = _late_column("prompt tokens the agent's model read (0 without a model)", 0)
     tokens_out: int = _late_column("completion tokens the agent's model wrote (0 without a model)", 0)
     model_latency_s: float = _late_column("real seconds the agent's model took to answer (0 without)", 0.0)
+    era: str = _late_column(
+        "the protocol era: handshake (initialize first) or stateless (2026-07-28)", "handshake"
+    )
+    input_requests: int = _late_column("questions the server asked the client inside a tool call", 0)
+    inputs_accepted: int = _late_column("answers to them a tool went on with (an accepted elicitation)", 0)
 
     def __post_init__(self) -> None:
         for name, keys in _GROUP_KEYS.items():

@@ -11,6 +11,7 @@ completely on load: every mistake is a :class:`ScenarioError` whose message is
     step_cost_s = 1.0                      # virtual seconds per step
     call_timeout_s = 30.0                  # a hung call fails after this (virtual)
     deadline_s = 60.0                      # optional: virtual seconds the task must be done in
+    list_ttl_s = 0.0                       # stateless era: seconds a tools/list stays fresh (ttlMs)
     protocol = "2025-11-25"                # the version the client asks for
 
     [task]
@@ -168,6 +169,10 @@ class Scenario:
     summary: str = ""
     overrides: tuple[tuple[str, Any], ...] = ()
     deadline_s: float | None = None
+    list_ttl_s: float = 0.0
+    """Stateless era: the ``ttlMs`` the server puts on ``tools/list`` results (virtual seconds;
+    0, the default: no caching hint). A client honours it, so a tool removed without notice
+    can still be in the list it reuses."""
     """Virtual seconds the task must be done in; None: no deadline (``harness.sim.session``)."""
 
     @property
@@ -183,8 +188,8 @@ class Scenario:
         ``faults.explicit`` (every rule but silent ones), ``faults.quality`` (every raising
         rule that can speak: its message's quality, with the row's text), ``alternatives``
         (false drops every subgoal's alternatives; true keeps them), ``max_steps``,
-        ``step_cost_s``, ``call_timeout_s``, ``deadline_s``. The name is kept on purpose: seeds
-        derive from it, so the swept copies meet the same random draws.
+        ``step_cost_s``, ``call_timeout_s``, ``deadline_s``, ``list_ttl_s``. The name is kept on
+        purpose: seeds derive from it, so the swept copies meet the same random draws.
         """
         out = self
         for key, value in overrides.items():
@@ -255,6 +260,12 @@ def _set_alternatives(s: Scenario, value: Any, where: str) -> Scenario:
     return dataclasses.replace(s, task=dataclasses.replace(s.task, subgoals=subgoals))
 
 
+def _ttl_value(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ScenarioError(f"{where}: must be a number of seconds, 0 or more, got {value!r}")
+    return float(value)
+
+
 def _set_number(name: str, integer: bool) -> Callable[[Scenario, Any, str], Scenario]:
     def apply(s: Scenario, value: Any, where: str) -> Scenario:
         ok = isinstance(value, int) if integer else isinstance(value, int | float)
@@ -278,6 +289,7 @@ _OVERRIDES: dict[str, Callable[[Scenario, Any, str], Scenario]] = {
     "step_cost_s": _set_number("step_cost_s", False),
     "call_timeout_s": _set_number("call_timeout_s", False),
     "deadline_s": _set_number("deadline_s", False),
+    "list_ttl_s": lambda s, value, where: dataclasses.replace(s, list_ttl_s=_ttl_value(value, where)),
 }
 
 
@@ -436,7 +448,7 @@ def _kind(value: Any) -> str:
 
 _TOP_KEYS = {
     "name", "description", "summary", "tools", "allowed", "max_steps", "step_cost_s",
-    "call_timeout_s", "protocol", "task", "faults", "events", "deadline_s",
+    "call_timeout_s", "protocol", "task", "faults", "events", "deadline_s", "list_ttl_s",
 }  # fmt: skip
 
 _RULE_KEYS = set(RULE_KEYS)
@@ -463,6 +475,9 @@ def parse_scenario(data: dict[str, Any], *, path: Path | None = None, shown: str
     step_cost = top.number("step_cost_s", 1.0) or 1.0
     call_timeout = top.number("call_timeout_s", 30.0) or 30.0
     deadline = top.number("deadline_s", None)
+    list_ttl = top.number("list_ttl_s", 0.0, positive=False) or 0.0
+    if list_ttl < 0:
+        raise top.fail("list_ttl_s", f"must be 0 or more, got {list_ttl:g}")
     protocol = top.string("protocol", LATEST_VERSION)
     if protocol not in SUPPORTED_VERSIONS:
         raise top.fail(
@@ -495,6 +510,7 @@ def parse_scenario(data: dict[str, Any], *, path: Path | None = None, shown: str
         protocol=protocol,
         summary=summary,
         deadline_s=deadline,
+        list_ttl_s=list_ttl,
     )
 
 

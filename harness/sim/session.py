@@ -47,9 +47,11 @@ from harness.errors import UserError, unknown_name
 from harness.protocol.client import MCPClient
 from harness.protocol.codecs import CODECS, get_codec
 from harness.protocol.errors import ServerCrashed, TransportError
+from harness.protocol.inputs import ELICIT, InputRequest, InputRequired, ask, elicit
 from harness.protocol.memory import InMemoryTransport
 from harness.protocol.server import MCPServer
-from harness.protocol.strategies import STRATEGIES
+from harness.protocol.strategies import ASKING_STRATEGIES, STRATEGIES
+from harness.protocol.versions import STATELESS_VERSION
 from harness.sim.agent import (
     Agent,
     CallTool,
@@ -63,7 +65,15 @@ from harness.sim.agent import (
     Waited,
 )
 from harness.sim.catalogue import CATALOGUE, CatalogueTool, World
-from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, CallOutcome, Clock, FaultEngine, InjectedFault
+from harness.sim.faults import (
+    FAULT_KIND_TABLE,
+    FAULT_KINDS,
+    CallOutcome,
+    Clock,
+    FaultEngine,
+    InjectedFault,
+    ToolFault,
+)
 from harness.sim.host import HOSTS, Host
 from harness.sim.outcome import completes, judge_record
 from harness.sim.registry import make_agent
@@ -74,6 +84,7 @@ from harness.sim.trace import Trace
 
 __all__ = [
     "ENDS",
+    "ERAS",
     "FAULT_KINDS",
     "ROW_COLUMNS",
     "RPC_CODES",
@@ -85,6 +96,12 @@ __all__ = [
 
 _call_key = json.JSONEncoder(sort_keys=True, default=str).encode
 """A call's identity for ``repeated_failing_calls`` (one encoder; ``json.dumps`` builds one per call)."""
+
+ERAS: tuple[str, ...] = ("handshake", "stateless")
+"""How the session's client speaks MCP: ``handshake`` (``initialize`` first, the scenario's
+``protocol`` version; what every row before the stateless era is) or ``stateless`` (2026-07-28:
+no handshake, ``_meta`` on every request, list changes through a ``subscriptions/listen``
+stream, tool lists cached for the server's ``ttlMs``). The server speaks both."""
 
 BASELINE_STRATEGY = "is_error"
 """The strategy of the fault-free baseline run: fixed, so that the baseline (and with it the
@@ -107,9 +124,13 @@ success). The scenario is held, so its id cannot be reused by another while the 
 agent given as an object is never cached (its state is the caller's)."""
 
 
-def _baseline_success(sc: Scenario, agent: Agent, agent_name: str, seed: int, codec: str, host: str) -> bool:
+def _baseline_success(
+    sc: Scenario, agent: Agent, agent_name: str, seed: int, codec: str, host: str, era: str
+) -> bool:
     """The plain path: the session with its faults removed, run to its end."""
-    base = _Session(replace(sc, faults=()), agent, agent_name, BASELINE_STRATEGY, seed, codec, host, Trace())
+    base = _Session(
+        replace(sc, faults=()), agent, agent_name, BASELINE_STRATEGY, seed, codec, host, Trace(), era
+    )
     _run(base)
     if base.status == "harness_error":  # an agent's endpoint gave out, say: the session cannot be judged
         raise _BaselineBroke(base.error)
@@ -130,13 +151,15 @@ def run_session(
     *,
     host: str = "typical",
     agent_params: Mapping[str, Any] | None = None,
+    era: str = "handshake",
 ) -> SessionResult:
     """Run one session and return its record.
 
     ``scenario`` is a :class:`Scenario` or a shipped name / path; ``agent`` an
     :class:`Agent` or a registry name; ``trace`` a binary file the JSONL trace
     is written to (it is hashed either way); ``agent_params`` the agent's knobs
-    (:meth:`Agent.configure`; the row's ``agent`` stays the spec). Unknown names raise UserError
+    (:meth:`Agent.configure`; the row's ``agent`` stays the spec); ``era`` one of :data:`ERAS`.
+    Unknown names raise UserError
     before anything runs; anything that breaks inside becomes a
     ``harness_error`` record rather than an exception.
     """
@@ -150,6 +173,8 @@ def run_session(
         raise unknown_name("strategy", strategy, STRATEGIES)
     if host not in HOSTS:
         raise unknown_name("host", host, HOSTS)
+    if era not in ERAS:
+        raise unknown_name("era", era, ERAS)
     if codec not in CODECS:
         raise unknown_name("codec", codec, CODECS)
     try:
@@ -162,7 +187,7 @@ def run_session(
     broke = ""
     if sc.faults:  # a session without faults is its own baseline
         # Before the session itself, so that an agent passed in ends in the session's state.
-        key = (id(sc), agent_name, tuple(sorted((agent_params or {}).items())), seed, codec, host)
+        key = (id(sc), agent_name, tuple(sorted((agent_params or {}).items())), seed, codec, host, era)
         cached = _BASELINES.get(key) if isinstance(agent, str) else None
         if cached is not None and cached[0] is sc:
             baseline = cached[1]
@@ -170,14 +195,14 @@ def run_session(
         else:
             fresh = make_agent(agent, agent_params) if isinstance(agent, str) else ag
             try:
-                baseline = _baseline_success(sc, fresh, agent_name, seed, codec, host)
+                baseline = _baseline_success(sc, fresh, agent_name, seed, codec, host, era)
             except _BaselineBroke as exc:
                 broke = str(exc)
             if isinstance(agent, str) and baseline is not None:
                 _BASELINES[key] = (sc, baseline)
                 if len(_BASELINES) > BASELINE_CACHE_SIZE:
                     _BASELINES.popitem(last=False)
-    run = _Session(sc, ag, agent_name, strategy, seed, codec, host, Trace(trace))
+    run = _Session(sc, ag, agent_name, strategy, seed, codec, host, Trace(trace), era)
     run.baseline_success = baseline
     if broke:
         run.status, run.end, run.error = "harness_error", "error", f"the fault-free baseline broke: {broke}"
@@ -208,8 +233,14 @@ class _Session:
         codec: str,
         host: str,
         trace: Trace,
+        era: str = "handshake",
     ) -> None:
         self.agent_name = agent_name
+        self.era = era
+        self.asking = strategy in ASKING_STRATEGIES
+        self.asked: dict[str, tuple[str, InputRequest, str, str, str]] = {}
+        """tool -> (key, question, argument, kind, message) of the question its last call asked."""
+        self.input_requests = self.inputs_accepted = 0
         self.sc, self.agent, self.strategy, self.seed, self.codec, self.host_mode = (
             sc,
             agent,
@@ -233,12 +264,24 @@ class _Session:
         self.engine.on_drift = self._drift
         universe = sc.allowed if sc.allowed is not None else sc.all_tools
         self.universe: tuple[str, ...] = universe
-        self.server = MCPServer("harness-scenario", "0.1.0", allowed_tools=universe, tool_errors=strategy)
+        self.server = MCPServer(
+            "harness-scenario",
+            "0.1.0",
+            allowed_tools=universe,
+            tool_errors=strategy,
+            cache_ttl_ms=round(sc.list_ttl_s * 1000),
+        )
         self.variants: dict[str, str | None] = {}
         for name in sc.tools:
             self._register(name, None, notify=False)
         self.client = MCPClient(
-            InMemoryTransport(self.server, codec, tap=trace.wire), protocol_version=sc.protocol
+            InMemoryTransport(self.server, codec, tap=trace.wire),
+            protocol_version=sc.protocol,
+            mode="legacy" if era == "handshake" else STATELESS_VERSION,
+            clock=self._now,
+            # The capability is declared only where a tool may ask: under any other strategy no
+            # question comes, and the initialize stays byte for byte what it was before issue 19.
+            input_handler=self._answer_input if self.asking and agent.answers_input() else None,
         )
         self.host = Host(self.client, host)
         self.subgoals: tuple[Subgoal, ...] = sc.task.subgoals
@@ -278,6 +321,13 @@ class _Session:
             def call(**arguments: Any) -> Any:
                 return execute(spec, spec.to_base(arguments, variant))
 
+        if self.asking:
+
+            def call(**arguments: Any) -> Any:
+                return self._asking_call(
+                    spec, arguments if variant is None else spec.to_base(arguments, variant)
+                )
+
         self.server.add_tool(
             name,
             call,
@@ -287,6 +337,62 @@ class _Session:
             annotations=spec.annotations,
         )
         self.variants[name] = variant
+
+    def _asking_call(self, spec: CatalogueTool, arguments: dict[str, Any]) -> Any:
+        """A call under an asking strategy: a failure that is an argument the tool cannot use
+        (:attr:`~harness.sim.faults.FaultKind.asks`) asks the client for it instead of failing.
+
+        The server runs the tool again from the start once the answer is in (both eras), so the
+        question is remembered per tool: on the run that has its answer, an accepted value
+        replaces the argument and the call goes on (a new call of the tool, as the agent's own
+        corrected call would be); a declined one fails as the original fault did. A later call
+        that carries no answer is a fresh call.
+        """
+        pending = self.asked.pop(spec.name, None)
+        answered = False
+        if pending is not None:
+            key, question, argument, kind, message = pending
+            try:
+                answer = ask(key, question)
+            except InputRequired:
+                answer = None  # not the re-run of the call that asked: a fresh call
+            if answer is not None:
+                answered = True
+                content = answer.get("content")
+                if (
+                    answer.get("action") != "accept"
+                    or not isinstance(content, dict)
+                    or argument not in content
+                ):
+                    self.trace.note(self.steps, input={"tool": spec.name, "answer": answer.get("action")})
+                    raise ToolFault(kind, message)
+                self.inputs_accepted += 1
+                self.trace.note(self.steps, input={"tool": spec.name, "accepted": content[argument]})
+                arguments = {**arguments, argument: content[argument]}
+        try:
+            return self.engine.execute(spec, arguments)
+        except ToolFault as fault:
+            if fault.argument is None or answered:
+                raise  # not input the client could give, or its answer did not do
+            prop = spec.schema_for(None).get("properties", {}).get(fault.argument, {})
+            question = elicit(str(fault), {"type": "object", "properties": {fault.argument: prop},
+                                           "required": [fault.argument]})  # fmt: skip
+            key = f"{spec.name}.{fault.argument}"
+            self.asked[spec.name] = (key, question, fault.argument, fault.kind, str(fault))
+            self.input_requests += 1
+            raise InputRequired({key: question}) from None
+
+    def _answer_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The client's input handler: the agent answers (None declines an elicitation)."""
+        answer = self.agent.answer_input(method, params)
+        if answer is None:
+            if method == ELICIT:
+                return {"action": "decline"}
+            raise ValueError(f"the agent does not answer {method}")
+        return answer
+
+    def _now(self) -> float:
+        return self.clock.now
 
     def _drift(self, tool: str, variant: str) -> None:
         """A schema_drift fault: the tool's inputSchema becomes ``variant``'s, without notice."""
@@ -394,7 +500,9 @@ class _Session:
 
     def run(self) -> None:
         try:
-            self.client.initialize()
+            self.client.connect()  # the handshake, or nothing for a pinned stateless client
+            if self.era == "stateless":
+                self.client.listen(tools=True)  # list changes arrive on this stream
             tools = self.client.list_tools()
             self.agent.reset(
                 self.sc.task, tools, derive_seed("agent", self.sc.name, self.agent_name, self.seed)
@@ -568,6 +676,9 @@ class _Session:
             tokens_in=int(metrics.get("tokens_in", 0)),
             tokens_out=int(metrics.get("tokens_out", 0)),
             model_latency_s=float(metrics.get("model_latency_s", 0.0)),
+            era=self.era,
+            input_requests=self.input_requests,
+            inputs_accepted=self.inputs_accepted,
         )
 
 

@@ -101,7 +101,7 @@ def test_list_shows_every_scenario_agent_and_strategy(capsys: pytest.CaptureFixt
     assert list(listing["scenarios"]) == list_scenarios()
     assert all(listing["scenarios"].values())
     assert sorted(listing["agents"]) == sorted([*list_agents(), "llm"])  # the scripted five and the llm agent
-    assert list(listing["strategies"]) == ["is_error", "masked", "collapse", "escape"]
+    assert list(listing["strategies"]) == ["is_error", "masked", "collapse", "escape", "input_required"]
     rc, out, _ = run(["list"], capsys)
     assert rc == 0 and "travel_day" in out and "refresher" in out and "collapse" in out
 
