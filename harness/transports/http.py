@@ -1,37 +1,51 @@
-"""Streamable HTTP (MCP 2025-11-25 transport) as a thin ASGI adapter over the sans-IO core.
+"""Streamable HTTP, both eras on one endpoint, as a thin ASGI adapter over the sans-IO core.
 
-One endpoint (``/mcp`` by default) and one :class:`~harness.protocol.server.MCPServer`
-per MCP session, built by a factory at ``initialize``. The adapter only moves
-messages; every protocol decision stays in the core. Rules, in the order they are
-checked:
+One endpoint (``/mcp`` by default). Handshake-era traffic (2024-11-05 .. 2025-11-25)
+gets one :class:`~harness.protocol.server.MCPServer` per MCP session, built by a
+factory at ``initialize``; stateless traffic (2026-07-28) is served by one shared
+server built by the same factory. The adapter only moves messages; every protocol
+decision stays in the core. Rules, in the order they are checked:
 
 1. **Origin, then Host** (DNS-rebinding protection): an ``Origin`` whose host is not
    an allowed name gets 403; a ``Host`` that is not gets 421. Allowed by default:
    ``127.0.0.1``, ``localhost``, ``::1`` and the bind address, any port.
 2. **POST** carries one JSON-RPC message. Bad JSON gets 400 with -32700, a batch or a
    non-object 400 with -32600, an unparseable envelope 400 with the core's code.
-   A body over ``max_body_bytes`` (before parsing) or over the session server's
+   A body over ``max_body_bytes`` (before parsing) or over the server's
    ``max_message_bytes`` gets 413, a non-JSON ``Content-Type`` 415, an ``Accept``
    that rules out JSON 406.
-3. **Sessions**: ``initialize`` builds a fresh server; a successful answer carries a
-   new ``Mcp-Session-Id`` (a random UUID). Every other message needs that header:
-   missing gets 400, unknown (or ended) 404. ``MCP-Protocol-Version``, when sent,
-   must be a version the core speaks, else 400.
-4. **Answers**: a request is answered with ``application/json``; if the core queued
-   notifications while handling it (progress, log messages, list_changed) and the
-   client accepts ``text/event-stream``, the answer is an SSE stream holding those
-   notifications first and the response last. A notification or a response
-   gets 202 with no body.
-5. **GET** opens the session's one server-to-client SSE stream (a second gets 409);
-   notifications queued outside any request (or for a client that does not take
-   SSE on POST) go there, and wait in a bounded buffer while no stream is open.
-6. **DELETE** ends the session (200); its stream closes, later use gets 404.
+3. **Stateless era**: a POST whose ``params._meta`` names a protocol version, or whose
+   ``MCP-Protocol-Version`` header names a stateless one, is self-contained. Its
+   mirrored headers must match the body (:func:`_check_routing_headers`: version,
+   ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``), else 400 with -32020. The core
+   answers it from its envelope alone; an error's HTTP status comes from
+   :data:`STATELESS_ERROR_STATUS`. A notification gets 202 and is dropped; a
+   ``subscriptions/listen`` request gets an SSE stream that stays open (closing it
+   cancels the request). No session id is read or minted.
+4. **Sessions** (handshake era): ``initialize`` builds a fresh server; a successful
+   answer carries a new ``Mcp-Session-Id`` (a random UUID). Every other message
+   needs that header: missing gets 400, unknown (or ended) 404.
+   ``MCP-Protocol-Version``, when sent, must be a version the core speaks, else 400.
+5. **Answers**: a request is answered with ``application/json``, or with an SSE
+   stream (:class:`PostStream`) when the core queued notifications while handling
+   it, when the call waits for the client's input (the core queued a request to the
+   client and answered None), or when the tool cut its stream
+   (:func:`close_sse_stream`). A stream opens with a priming event (``id``,
+   ``retry``) and numbers its events; the client's answer to a server request is a
+   separate POST (202) whose follow-up (the call's final reply, or further
+   requests) goes down the stream the request went out on.
+6. **GET** with ``Last-Event-ID`` resumes a POST stream after that event; a plain
+   GET opens the session's one server-to-client SSE stream (a second gets 409):
+   notifications queued outside any request go there, and wait in a bounded buffer
+   while no stream is open.
+7. **DELETE** ends the session (200); its streams close, later use gets 404.
 
 A session's messages are handled one at a time (a lock per session), in a worker
-thread so that a slow tool does not stall other sessions. If a tool's exception
-escapes ``handle`` (the ``escape`` strategy), the session is dropped and the POST
-gets 500, the HTTP spelling of a dead server. Sessions past ``max_sessions`` evict
-the least recently used one. Nothing here touches :meth:`MCPServer.handle`.
+thread so that a slow tool does not stall other sessions; stateless requests take
+turns on their shared server. If a tool's exception escapes ``handle`` (the
+``escape`` strategy), the session is dropped and the POST gets 500, the HTTP
+spelling of a dead server. Sessions past ``max_sessions`` evict the least recently
+used one. Nothing here touches :meth:`MCPServer.handle`.
 """
 
 from __future__ import annotations
