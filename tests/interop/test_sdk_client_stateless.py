@@ -125,7 +125,9 @@ def test_sdk_client_sees_a_tampered_request_state_refused(tmp_path: Path) -> Non
             assert isinstance(first, types.InputRequiredResult) and first.request_state is not None
             state = first.request_state
             tampered = state[:-4] + ("AAAA" if not state.endswith("AAAA") else "BBBB")
-            answer = {"city": types.ElicitResult(action="accept", content={"city": "Oslo"})}
+            answer: types.InputResponses = {
+                "city": types.ElicitResult(action="accept", content={"city": "Oslo"})
+            }
             with pytest.raises(MCPError) as info:
                 await c.session.call_tool("book", {}, input_responses=answer, request_state=tampered)
             got["error"] = info.value

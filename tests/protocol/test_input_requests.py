@@ -53,7 +53,7 @@ def call(
     return {"jsonrpc": "2.0", "id": req_id, "method": "tools/call", "params": params}
 
 
-ELICITING = {"elicitation": {}}
+ELICITING: dict[str, Any] = {"elicitation": {}}
 ACCEPT = {"action": "accept", "content": {"city": "Oslo"}}
 
 
@@ -214,7 +214,7 @@ def test_ask_all_batches_several_questions_in_one_round() -> None:
 
     server = MCPServer("batch", state_key=KEY)
     server.add_tool("many", tool)
-    caps = {"elicitation": {}, "roots": {}, "sampling": {}}
+    caps: dict[str, Any] = {"elicitation": {}, "roots": {}, "sampling": {}}
     first = server.handle(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "many", "_meta": meta(caps)}}
     )

@@ -53,7 +53,7 @@ METHODS = [
     "nope",
 ]
 
-meta = st.fixed_dictionaries(
+meta: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
     {
         META_PROTOCOL_VERSION: st.sampled_from([STATELESS_VERSION] * 4 + ["2025-11-25", "2027-01-01"])
         | scalars
