@@ -9,6 +9,7 @@ Every crossing goes through ``InMemoryTransport`` (serialized both ways).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from helpers.pair import text_of
 
 from harness.fixtures.demo import build_demo_server
 from harness.protocol import InMemoryTransport, MCPClient, MCPServer, RPCError
-from harness.protocol.inputs import ask, elicit
+from harness.protocol.inputs import ask, elicit, list_roots, sample
 
 MODES = ("legacy", "auto", "2026-07-28")
 SETTLED = {
@@ -151,3 +152,56 @@ def test_a_stale_cache_calls_a_tool_that_is_gone_until_a_listen_stream_says_so()
     server.remove_tool("weather")
     client.pump_notifications()
     assert sub.changes == 1 and list(client.tools_cache) == ["add", "delete_db"]
+
+
+QUESTIONS = {
+    "elicitation/create": elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}}),
+    "sampling/createMessage": sample([{"role": "user", "content": {"type": "text", "text": "hi"}}], 10),
+    "roots/list": list_roots(),
+}
+ANSWERS = {
+    "elicitation/create": {"action": "accept", "content": {"name": "Ada"}},
+    "sampling/createMessage": {
+        "role": "assistant",
+        "content": {"type": "text", "text": "hello"},
+        "model": "m",
+    },
+    "roots/list": {"roots": [{"uri": "file:///work", "name": "work"}]},
+}
+
+
+def asking_lab(method: str) -> MCPServer:
+    def asker() -> str:
+        return json.dumps(ask("q", QUESTIONS[method]), sort_keys=True)
+
+    server = lab()
+    server.add_tool("asker", asker, {"type": "object", "properties": {}})
+    if server.allowed_tools is not None:
+        server.allowed_tools.add("asker")
+    return server
+
+
+@pytest.mark.parametrize("method", list(QUESTIONS))
+@pytest.mark.parametrize("mode", MODES)
+def test_each_kind_of_input_reaches_the_handler_and_its_answer_the_tool(mode: str, method: str) -> None:
+    asked: list[str] = []
+
+    def handler(m: str, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(m)
+        return ANSWERS[m]
+
+    client, _ = connect(mode, asking_lab(method), input_handler=handler)
+    result = client.call_tool("asker", {})
+    assert asked == [method]
+    assert json.loads(text_of(result)) == ANSWERS[method]
+
+
+@pytest.mark.parametrize("method", ["sampling/createMessage", "roots/list"])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_question_the_handler_does_not_serve_is_never_asked(mode: str, method: str) -> None:
+    client, _ = connect(
+        mode, asking_lab(method), input_handler=Confirmer(), input_methods=["elicitation/create"]
+    )
+    with pytest.raises(RPCError) as info:
+        client.call_tool("asker", {})
+    assert info.value.code == -32021  # not declared, so the server does not ask
