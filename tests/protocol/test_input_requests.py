@@ -9,6 +9,7 @@ from helpers.mcp_schema import WireChecker
 
 from harness.protocol import InMemoryTransport, MCPServer, get_codec
 from harness.protocol.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from harness.protocol.errors import MethodNotFound as MethodNotFoundError
 from harness.protocol.inputs import InputRequest, ask, ask_all, elicit, list_roots, sample
 from harness.protocol.versions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, STATELESS_VERSION
 
@@ -370,3 +371,30 @@ def test_sealed_states_are_deterministic_under_a_given_key() -> None:
     other, _ = booking_server()
     a, b = one.handle(call(1, {}, ELICITING)), other.handle(call(1, {}, ELICITING))
     assert a == b  # same key, same calls: byte-identical traces
+
+
+@pytest.mark.parametrize(
+    ("raised", "code"),
+    [(MethodNotFoundError("no forms here"), -32601), (RuntimeError("boom"), -32603)],
+    ids=["an RPCError keeps its code", "anything else is -32603"],
+)
+def test_a_raising_on_request_handler_becomes_an_error_answer(raised: Exception, code: int) -> None:
+    server, tool = booking_server()
+    transport = handshake(server, ELICITING)
+    answers: list[dict[str, Any]] = []
+    tap_server = server.handle
+
+    def watch(message: dict[str, Any]) -> dict[str, Any] | None:
+        if "method" not in message:
+            answers.append(message)
+        return tap_server(message)
+
+    server.handle = watch  # type: ignore[method-assign]
+
+    def handler(request: dict[str, Any]) -> dict[str, Any]:
+        raise raised
+
+    transport.on_request = handler
+    reply = transport.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "book"}})
+    assert answers[0]["error"]["code"] == code
+    assert reply is not None and reply["result"]["isError"] is True and tool.booked == []
