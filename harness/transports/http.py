@@ -228,6 +228,7 @@ class Session:
     stream: asyncio.Queue[Message | None] | None = None
     streams: OrderedDict[str, PostStream] = field(default_factory=OrderedDict)
     outgoing: dict[Any, PostStream] = field(default_factory=dict)
+    waiting: dict[Any, PostStream] = field(default_factory=dict)
     next_stream: int = 0
 
     def deliver(self, notes: Iterable[Message]) -> None:
@@ -257,7 +258,19 @@ class Session:
         for message in messages:
             if "method" in message and "id" in message:
                 self.outgoing[message["id"]] = post
+            elif "method" not in message:
+                self.waiting.pop(message.get("id"), None)
             post.push(message)
+
+    def cancelled(self, request_id: Any) -> None:
+        """The client gave up on a call that waits for its input: end the call's stream, unanswered."""
+        post = self.waiting.pop(request_id, None)
+        if post is None:
+            return
+        for sid in [sid for sid, out in self.outgoing.items() if out is post]:
+            del self.outgoing[sid]
+        post.done = True
+        post.changed.set()
 
     def close(self) -> None:
         if self.stream is not None:
@@ -513,6 +526,9 @@ class StreamableHTTP:
                 session.send_on(post, [*notes, reply] if reply is not None else notes)
             else:
                 session.deliver([*notes, reply] if reply is not None else notes)
+            params = message.get("params")
+            if message.get("method") == CANCELLED and isinstance(params, dict):
+                session.cancelled(params.get("requestId"))
             return Response(status_code=202)
         sse = _accepts(request, _SSE) and request.headers.get("accept") is not None
         if reply is None or outcome.flags.cut or (notes and sse):
@@ -522,6 +538,8 @@ class StreamableHTTP:
                 post.cut_at = len(post.events)
             if reply is not None:
                 post.push(reply)
+            else:
+                session.waiting[message["id"]] = post
             return _stream(post.follow(0, past_cut=False))
         session.deliver(notes)
         return _json(reply)

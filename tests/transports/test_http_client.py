@@ -17,6 +17,8 @@ import httpx
 import pytest
 import uvicorn
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.cli.main import cli
 from harness.fixtures.conformance import build_conformance_server
@@ -24,13 +26,8 @@ from harness.protocol import LATEST_VERSION, MCPClient, TransportError
 from harness.protocol.messages import Message, response
 from harness.protocol.versions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, STATELESS_VERSION
 from harness.transports.http import StreamableHTTP, bind_socket
-from harness.transports.http_client import (
-    HTTPClientTransport,
-    SSEEvent,
-    encode_header_value,
-    header_paths,
-    parse_sse,
-)
+from harness.transports.http_client import HTTPClientTransport, SSEEvent, parse_sse
+from harness.transports.mcp_headers import decode_header_value, encode_header_value, header_paths
 
 URL = "http://mcp.test/mcp"
 SID = "s-1"
@@ -119,6 +116,13 @@ class TestHeaderValues:
     )
     def test_values_are_encoded_as_the_spec_s_examples(self, value: str, encoded: str) -> None:
         assert encode_header_value(value) == encoded
+
+    @given(st.text())
+    def test_any_text_survives_the_header_codec_and_the_header_is_plain_ascii(self, value: str) -> None:
+        encoded = encode_header_value(value)
+        assert all(0x20 <= ord(c) <= 0x7E or c == "\t" for c in encoded)
+        assert encoded == encoded.strip(" \t")
+        assert decode_header_value(encoded) == value
 
     def test_x_mcp_header_paths_are_found_through_nested_properties(self) -> None:
         schema = {

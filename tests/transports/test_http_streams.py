@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
+import uvicorn
 from helpers.pair import ClientServerPair, result_of
 from starlette.testclient import TestClient
 
@@ -17,8 +21,10 @@ from harness.transports.http import (
     MAX_STREAMS,
     SESSION_HEADER,
     StreamableHTTP,
+    bind_socket,
     close_sse_stream,
 )
+from harness.transports.http_client import parse_sse
 
 ACCEPT_BOTH = {"Accept": "application/json, text/event-stream"}
 INIT = {
@@ -137,3 +143,76 @@ class TestOutsideHTTP:
         pair = ClientServerPair(build_conformance_server())
         reply = pair.request(2, "tools/call", {"name": "test_reconnection", "arguments": {}})
         assert result_of(reply)["content"][0]["text"] == "Reconnection test completed successfully"
+
+
+# -- a call waiting for the client's input, live ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def live_url() -> Iterator[str]:
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    transport = StreamableHTTP(build_conformance_server)
+    config = uvicorn.Config(transport.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        transport.shutdown()
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def live_session(http: httpx.Client, url: str, capabilities: dict[str, Any]) -> str:
+    init = {**INIT, "params": {**INIT["params"], "capabilities": capabilities}}
+    sid = http.post(url, json=init, headers=ACCEPT_BOTH).headers[SESSION_HEADER]
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    http.post(url, json=note, headers={**ACCEPT_BOTH, SESSION_HEADER: sid})
+    return sid
+
+
+ELICIT = {
+    "jsonrpc": "2.0",
+    "id": 9,
+    "method": "tools/call",
+    "params": {"name": "test_elicitation", "arguments": {"message": "Who?"}},
+}
+
+
+class TestWaitingCalls:
+    def test_the_request_to_the_client_goes_down_the_call_s_stream_and_the_answer_ends_it(
+        self, live_url: str
+    ) -> None:
+        with httpx.Client(timeout=10) as http, httpx.Client(timeout=10) as other:
+            sid = live_session(http, live_url, {"elicitation": {}})
+            sent = {**ACCEPT_BOTH, SESSION_HEADER: sid}
+            with http.stream("POST", live_url, json=ELICIT, headers=sent) as stream:
+                assert stream.headers["content-type"].startswith("text/event-stream")
+                found = parse_sse(stream.iter_lines())
+                assert next(found).id == "0-0"  # priming
+                asked = next(found)
+                request = json.loads(asked.data)
+                assert (asked.id, request["method"]) == ("0-1", "elicitation/create")
+                answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}}
+                assert other.post(live_url, json=answer, headers=sent).status_code == 202
+                final = next(found)
+                assert final.id == "0-2"
+                assert json.loads(final.data)["id"] == 9
+                assert list(found) == []  # the reply ends the stream
+
+    def test_a_cancelled_call_s_stream_ends_without_a_reply(self, live_url: str) -> None:
+        with httpx.Client(timeout=10) as http, httpx.Client(timeout=10) as other:
+            sid = live_session(http, live_url, {"elicitation": {}})
+            sent = {**ACCEPT_BOTH, SESSION_HEADER: sid}
+            with http.stream("POST", live_url, json=ELICIT, headers=sent) as stream:
+                found = parse_sse(stream.iter_lines())
+                next(found), next(found)  # priming, then the request to the client
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+                assert other.post(live_url, json=cancel, headers=sent).status_code == 202
+                assert list(found) == []
