@@ -52,7 +52,7 @@ SUPPORTED_NEWEST_FIRST: list[str] = list(reversed(ALL_VERSIONS))
 """What ``server/discover`` and -32022 name: every version this server speaks, newest first."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StatelessRequest:
     """What one stateless request says about itself: its version, client and capabilities."""
 
