@@ -5,7 +5,8 @@ Pinned to 2026-07-28 it sends no handshake; in auto mode it sends
 list, ``add``, and a failing tool whose reason arrives as an ``isError`` result.
 The first test runs the real command; the second serves the same lab in process
 behind a recorder, to see what crossed: self-contained POSTs with their routing
-headers, no ``initialize``, no session, no GET or DELETE.
+headers, no ``initialize``, no session, no GET or DELETE. The last answers a tool
+that asks for input, in both eras (``harness serve --conformance --http``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 import uvicorn
 from mcp import Client
@@ -151,3 +153,51 @@ def test_every_request_is_one_self_contained_post_with_its_headers(
         if body["method"] == "tools/call":
             assert headers["mcp-name"] == body["params"]["name"]
     assert not any("mcp-session-id" in h for h in recorder.response_headers)
+
+
+@pytest.fixture(scope="module")
+def conformance_url() -> Iterator[str]:
+    """``harness serve --conformance --http --port 0``: its tools ask the client for input."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli.main", "serve", "--conformance", "--http", "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        found = re.search(r"listening on (http://\S+)", proc.stderr.readline())
+        assert found
+        yield found.group(1)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+        proc.stderr.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "version"),
+    [("2026-07-28", STATELESS_VERSION), ("auto", STATELESS_VERSION), ("legacy", "2025-11-25")],
+    ids=["mrtr-pinned", "mrtr-auto", "sse-legacy"],
+)
+def test_sdk_client_answers_a_tool_that_asks_for_input(conformance_url: str, mode: str, version: str) -> None:
+    """MRTR in the stateless era; in the handshake era a request on the call's SSE stream."""
+    asked: list[str] = []
+
+    async def accept(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"username": "ada", "email": "ada@example.org"})
+
+    async def session() -> tuple[Any, str | None]:
+        async with Client(
+            conformance_url, mode=mode, elicitation_callback=accept, read_timeout_seconds=20
+        ) as c:
+            return await c.call_tool("test_elicitation", {"message": "Who?"}), c.protocol_version
+
+    result, settled = anyio.run(session)
+    assert settled == version
+    assert asked == ["Who?"]
+    assert result.is_error is False
+    assert result.content[0].text == (
+        'User response: action=accept, content={"email":"ada@example.org","username":"ada"}'
+    )
