@@ -159,7 +159,7 @@ QUESTIONS = {
     "sampling/createMessage": sample([{"role": "user", "content": {"type": "text", "text": "hi"}}], 10),
     "roots/list": list_roots(),
 }
-ANSWERS = {
+ANSWERS: dict[str, dict[str, Any]] = {
     "elicitation/create": {"action": "accept", "content": {"name": "Ada"}},
     "sampling/createMessage": {
         "role": "assistant",
