@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 import uvicorn
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from harness.fixtures.conformance import build_conformance_server
@@ -24,12 +26,14 @@ from harness.protocol import MCPClient, RPCError
 from harness.protocol.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from harness.protocol.versions import (
     META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     STATELESS_VERSION,
 )
 from harness.transports.http import (
     HEADER_MISMATCH,
     SESSION_HEADER,
+    STATELESS_ERROR_STATUS,
     StreamableHTTP,
     bind_socket,
 )
@@ -311,3 +315,40 @@ def wait_until(done: Any, client: MCPClient) -> None:
             return
         time.sleep(0.01)
     raise AssertionError("the listen stream delivered nothing")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+METHODS = st.sampled_from(["tools/call", "tools/list", "server/discover", "ping", "nope", "subscriptions/x"])
+
+
+@given(
+    method=METHODS,
+    params=st.dictionaries(st.sampled_from(["name", "arguments", "uri", "cursor"]), JSON_VALUES, max_size=3),
+    meta=st.dictionaries(
+        st.sampled_from([META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO]),
+        JSON_VALUES | st.just(STATELESS_VERSION),
+    ),
+    header_version=st.sampled_from([STATELESS_VERSION, "2099-01-01", ""]),
+)
+def test_any_stateless_post_gets_a_json_rpc_answer_with_a_status_of_the_table(
+    method: str, params: dict[str, Any], meta: dict[str, Any], header_version: str
+) -> None:
+    body = {"jsonrpc": "2.0", "id": 3, "method": method, "params": {**params, "_meta": meta}}
+    sent = {**ACCEPT_BOTH, "MCP-Protocol-Version": header_version, "Mcp-Method": method}
+    name = params.get("name")
+    if isinstance(name, str):
+        sent["Mcp-Name"] = encode_header_value(name)
+    reply = FUZZ_CLIENT.post("/mcp", json=body, headers=sent)
+    assert reply.status_code in (200, 400, 404)
+    answer = reply.json()
+    assert answer["jsonrpc"] == "2.0" and answer["id"] == 3
+    assert ("result" in answer) != ("error" in answer)
+    if reply.status_code != 200:
+        assert STATELESS_ERROR_STATUS.get(answer["error"]["code"]) == reply.status_code
+
+
+FUZZ_CLIENT = TestClient(StreamableHTTP(build_demo_server).app, base_url="http://127.0.0.1:8000")
