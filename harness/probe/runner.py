@@ -4,7 +4,9 @@ Rules are grouped into lanes (same protocol version, same ``lane``); each lane
 gets its own server process and runs in a worker thread, its rules in order of
 the handshake state they need (so one process serves a whole lane). A process
 that died, or has gone past the state a rule needs, is replaced by a fresh
-one. Every exchange is bounded by the session's timeouts, so a probe ends.
+one, unless it died before writing a line: then it would die again, and the
+lane's later rules are ``not run`` at once. Every exchange is bounded by the
+session's timeouts, so a probe ends.
 
 Replies that came after their step stopped waiting are collected before each
 process closes and read into that step's row (its detail says it was late).
@@ -116,10 +118,21 @@ def _run_lane(rules: list[Rule], config: ProbeConfig, context: ProbeContext) -> 
     outcomes = lane.outcomes
     session: ProbeSession | None = None
     served: list[str] = []
+    dead: Outcome | None = None
     try:
         for rule in rules:
+            if dead is not None:
+                outcomes[rule.id] = dead
+                continue
             if session is None or not session.alive or STATE_RANK[session.state] > STATE_RANK[rule.state]:
                 if session is not None:
+                    if session.died_at_start and session.death is not None:
+                        # A server that dies before its first line would die again: not restarted.
+                        dead = Outcome(
+                            NOT_RUN, shorten(f"not restarted, it died at start: {session.death.detail}")
+                        )
+                        outcomes[rule.id] = dead
+                        continue
                     lane.saw(session, served)
                     session.close()
                     session, served = None, []

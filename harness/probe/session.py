@@ -135,6 +135,8 @@ class ProbeSession:
         """The first JSON object from the peer that is neither a request, a notification nor a response."""
         self.responded = False
         """Whether the peer sent at least one valid JSON-RPC response (result or error, with an id)."""
+        self.death: Outcome | None = None
+        """How the process died (``server died`` with its exit code), once it has."""
         self.late: dict[int, Message] = {}
         """Replies that came after their step stopped waiting, by request id."""
         self._pending: set[int] = set()
@@ -165,6 +167,11 @@ class ProbeSession:
     def last_id(self) -> int:
         """The last request id handed out (0 before the first)."""
         return self._next_id
+
+    @property
+    def died_at_start(self) -> bool:
+        """Whether the process exited without ever having written a line."""
+        return not self._heard and self.death is not None
 
     @property
     def alive(self) -> bool:
@@ -404,7 +411,8 @@ class ProbeSession:
             return Outcome(DIED, "closed its output but is still running")
         self._exit_seen = self._exit_seen or time.monotonic()
         tail = self.stderr_tail()
-        return Outcome(DIED, shorten(f"exited with code {code}" + (f": {tail}" if tail else "")))
+        self.death = Outcome(DIED, shorten(f"exited with code {code}" + (f": {tail}" if tail else "")))
+        return self.death
 
     def stderr_tail(self) -> str:
         """The last non-empty line the server wrote to stderr so far."""
@@ -454,12 +462,12 @@ class ProbeSession:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        self._drain()
         if not self._eof:
-            # The server is gone but its output is still open: a child it left behind holds it.
+            # The server is gone; whatever it started in its group and left behind holding
+            # the output open goes too (the group is ours: the session started it).
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            self._drain()
+        self._drain()
         self.transport.close()
         if self._eof and proc.stdout is not None:
             # Only after end of file: closing a pipe a reader thread still blocks on would hang.

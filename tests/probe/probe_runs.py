@@ -54,7 +54,8 @@ PROBES: dict[str, ProbeConfig] = {
     "garbage": misbehaving("garbage_server"),
     "exit": misbehaving("exit_server"),
     # Issue 20's defects, each against a peer that reproduces it.
-    "held": ProbeConfig(peer("held_server"), ATLANTIS, timeout=1.0, startup_timeout=1.0),
+    # Its first two replies come after their waits: the 10 s start-up wait, then a 1 s step wait.
+    "held": ProbeConfig(peer("held_server"), ATLANTIS, timeout=1.0, startup_timeout=10.0),
     "slow": ProbeConfig((*peer("slow_server"), "2"), ATLANTIS, timeout=5.0, startup_timeout=60.0),
     # Long waits on purpose: a server that exits must be reported from its exit, not a timeout.
     "orphan": ProbeConfig(peer("orphan_server"), ATLANTIS, timeout=30.0, startup_timeout=30.0),

@@ -29,7 +29,9 @@ def test_the_first_message_of_each_process_reports_the_failure_itself(probes: Pr
 def test_rules_after_a_failed_handshake_say_why_they_did_not_run(probes: Probes, name: str) -> None:
     row = probes.get(name).row("tool.weather")
     assert row.observed == NOT_RUN
-    assert row.detail.startswith(f"initialize: {CASES[name]}")
+    # A server that died before its first line is not restarted for every rule (issue 20).
+    why = "not restarted, it died at start" if name == "exit" else f"initialize: {CASES[name]}"
+    assert row.detail.startswith(why)
 
 
 def test_the_details_say_what_happened(probes: Probes) -> None:
