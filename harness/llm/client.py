@@ -174,8 +174,9 @@ class ChatClient:
         if status >= 500:
             return _Attempt(reason=f"{self.url}: {status} {_brief(answer.text)}", retry=True)
         if status != 200:
-            hint = f" (is {self.api_key_env} set?)" if status in (401, 403) else ""
-            return _Attempt(reason=f"{self.url}: {status} {_brief(answer.text)}{hint}")
+            if status in (401, 403):  # its body may quote the key it refused: not a word of it
+                return _Attempt(reason=f"{self.url}: {status} (is {self.api_key_env} set to a valid key?)")
+            return _Attempt(reason=f"{self.url}: {status} {_brief(answer.text)}")
         try:
             body = answer.json()
             message = body["choices"][0]["message"]

@@ -80,7 +80,8 @@ def test_a_401_is_not_retried_and_the_reason_names_the_variable_not_the_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("HARNESS_TEST_KEY", "sk-very-secret")
-    with FakeEndpoint(scripted(Answer({"error": "bad key"}, status=401))) as fake:
+    echo = Answer({"error": "Incorrect API key provided: sk-very-secret"}, status=401)  # as hosted APIs do
+    with FakeEndpoint(scripted(echo)) as fake:
         with pytest.raises(EndpointError) as err:
             client(fake, []).complete(REQUEST)
         assert fake.headers[0]["authorization"] == "Bearer sk-very-secret"
