@@ -233,3 +233,25 @@ def test_worker_processes_share_one_cassette_and_its_replay_gives_their_rows(
     assert len(keys) == len(set(keys))  # one answer per request, whichever worker recorded it first
     manifest = json.loads((tmp_path / "recorded" / "manifest.json").read_text())
     assert (manifest["executor"], manifest["workers"]) == ("process", 2)
+
+
+def test_a_swept_temperature_is_a_grid_axis_a_column_and_what_the_requests_carry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grid = ["run", "strict_dates", "--agents", "llm", "--strategies", "is_error", "--seeds", "1"]
+    with FakeEndpoint(careful_booker) as fake:
+        argv = [
+            *grid,
+            "--llm-base-url",
+            fake.base_url,
+            "--llm-model",
+            "fake",
+            "--set",
+            "agent.temperature=0,0.7",
+        ]
+        assert run([*argv, *QUIET, "--out", str(tmp_path / "r")], capsys)[0] == 0
+    assert {r["temperature"] for r in fake.requests} == {0.0, 0.7}
+    assert list(pd.read_parquet(tmp_path / "r" / "sessions.parquet")["agent.temperature"]) == [0, 0.7]
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert "temperature" not in manifest["agent_settings"]["llm"]
+    assert manifest["grid"]["sweeps"] == {"agent.temperature": [0, 0.7]}
