@@ -72,8 +72,9 @@ def test_retries_exhausted_raise_with_the_reason() -> None:
 
 def test_a_timeout_is_retried() -> None:
     with FakeEndpoint(scripted(Answer(final("late"), delay_s=2.0), final("ok"))) as fake:
-        reply = client(fake, [], timeout_s=0.3).complete(REQUEST)
-    assert reply.attempts == 2 and reply.response["choices"][0]["message"]["content"] == "ok"
+        reply = client(fake, [], timeout_s=0.5).complete(REQUEST)
+    # >= 2: on a loaded machine the prompt answer may time out too, and is then asked again
+    assert reply.attempts >= 2 and reply.response["choices"][0]["message"]["content"] == "ok"
 
 
 def test_a_401_is_not_retried_and_the_reason_names_the_variable_not_the_key(
