@@ -1,5 +1,8 @@
 """``harness probe``: run the probe's rules against a server command and print the report.
 
+The report has one section per protocol era with rows: the handshake era's rules always, the
+2026-07-28 (stateless) era's where ``server/discover`` says the server speaks it.
+
 Usage: ``harness probe [--json] [--tool NAME --args JSON [--reason TEXT]]... -- COMMAND [ARGS...]``.
 ``--args`` and ``--reason`` pair with ``--tool`` by position; ``--reason`` may be
 given once for every tool, once per tool, or not at all. Exit status 0 when the
@@ -84,7 +87,7 @@ def command(
     jobs: int,
     server_command: tuple[str, ...],
 ) -> None:
-    """Probe how an MCP server over stdio reports errors, rule by rule."""
+    """Probe how an MCP server over stdio reports errors, rule by rule, in each era it speaks."""
     for name, value, least in (("--timeout", timeout, 0.0), ("--startup-timeout", startup_timeout, 0.0)):
         if not value > least:
             raise UserError(f"{name} must be a positive number of seconds, got {value:g}")
