@@ -22,8 +22,9 @@ WEATHER_FAILS = {"name": "weather", "arguments": {"city": "Atlantis"}}
 REASON = "no station near Atlantis"
 
 
-def test_the_strategy_names_are_the_public_four() -> None:
-    assert STRATEGIES == ("is_error", "masked", "collapse", "escape")
+def test_the_strategy_names_are_the_public_four_then_input_required() -> None:
+    # The four encodings keep their names and order; issue 19 appends the asking strategy.
+    assert STRATEGIES == ("is_error", "masked", "collapse", "escape", "input_required")
 
 
 def test_is_error_delivers_the_reason_as_readable_content() -> None:
