@@ -45,9 +45,10 @@ PROBES: dict[str, ProbeConfig] = {
     **{s: answering(demo(s)) for s in ("is_error", "masked", "collapse", "escape")},
     "is_error#again": answering(demo("is_error")),
     "paged": answering((*demo("is_error"), "--page-size", "1"), ()),
-    # The SDK never answers three of the rules, so its step timeout is what those rows cost.
+    # The SDK never answers three of the rules, so its step timeout is what those rows cost (in
+    # parallel); 6 s, because a loaded machine can take more than 3 s for its raising tool's call.
     "sdk": ProbeConfig(
-        (*peer("sdk_server"), "--input-tools"), (*ATLANTIS, DELETE_FILE), timeout=3.0, startup_timeout=30.0
+        (*peer("sdk_server"), "--input-tools"), (*ATLANTIS, DELETE_FILE), timeout=6.0, startup_timeout=30.0
     ),
     # Silence costs the whole start-up wait; any output (garbage, end of file) ends it early.
     "silent": misbehaving("silent_server", startup_timeout=1.0),
