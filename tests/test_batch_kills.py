@@ -69,7 +69,16 @@ def test_a_corrupt_results_file_is_a_clear_error(tmp_path: Path) -> None:
 
     unfinished = ResultsDir.create(tmp_path / "unfinished", {"grid": g.to_json(), "row_version": ROW_VERSION})
     unfinished.write_chunk(
-        [{"scenario": "s1", "agent": "a", "strategy": "is_error", "host": "typical", "seed": 0}]
+        [
+            {
+                "scenario": "s1",
+                "agent": "a",
+                "strategy": "is_error",
+                "host": "typical",
+                "era": "handshake",
+                "seed": 0,
+            }
+        ]
     )
     (tmp_path / "unfinished" / "chunks" / "part-bad.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(UserError, match=r"part-bad\.parquet: corrupt results file"):
