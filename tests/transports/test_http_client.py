@@ -232,6 +232,26 @@ class TestHandshakeEra:
             client.call_tool("slow")
         assert waits == [1.0, 1.0, 1.0]  # no retry field: the default
 
+    def test_after_the_handshake_a_get_stream_carries_server_requests_answered_by_on_request(self) -> None:
+        ask = {"jsonrpc": "2.0", "id": "g1", "method": "elicitation/create", "params": {"message": "?"}}
+        note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        server = ScriptedServer(init_reply(), sse_reply(event(ask), event(note)))
+        http = httpx.Client(transport=httpx.MockTransport(server))
+        transport = HTTPClientTransport(URL, client=http)  # listen=True: the default
+        transport.on_request = lambda request: response(request["id"], {"action": "decline"})
+        client = MCPClient(transport)
+        client.initialize()
+        for _ in range(500):  # the GET stream is read on its own thread
+            if len(server.requests) >= 4:
+                break
+            time.sleep(0.01)
+        client.close()
+        get, answered = server.requests[2], server.requests[3]
+        assert get.method == "GET" and get.headers["accept"] == "text/event-stream"
+        assert get.headers["mcp-session-id"] == SID
+        assert json.loads(answered.content) == {"jsonrpc": "2.0", "id": "g1", "result": {"action": "decline"}}
+        assert transport.take_notifications() == [note]
+
     def test_a_json_rpc_error_body_with_the_request_s_id_is_the_reply(self) -> None:
         error = {"jsonrpc": "2.0", "id": 2, "error": {"code": -32600, "message": "no session"}}
         server = ScriptedServer(init_reply(), json_reply(error, 400))
