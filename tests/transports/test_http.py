@@ -383,14 +383,17 @@ class TestLiveServer:
     def test_the_official_sdk_client_initializes_lists_and_calls(self, live_url: str) -> None:
         from mcp import Client
 
-        async def session() -> tuple[list[str], Any, Any]:
-            async with Client(live_url) as sdk:
+        async def session() -> tuple[list[str], Any, Any, str | None]:
+            # legacy: the handshake era (its default auto mode settles on 2026-07-28 here:
+            # tests/interop/test_sdk_http_stateless.py)
+            async with Client(live_url, mode="legacy") as sdk:
                 tools = await sdk.list_tools()
                 added = await sdk.call_tool("add", {"x": 2, "y": 3})
                 failed = await sdk.call_tool("weather", {"city": "Atlantis"})
-                return [t.name for t in tools.tools], added, failed
+                return [t.name for t in tools.tools], added, failed, sdk.protocol_version
 
-        names, added, failed = anyio.run(session)
+        names, added, failed, version = anyio.run(session)
+        assert version == LATEST_VERSION
         assert names[:3] == ["add", "weather", "delete_db"]
         assert added.is_error is False
         assert added.content[0].text == "5"
