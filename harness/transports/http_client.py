@@ -23,6 +23,12 @@ is resumed: wait the last ``retry`` the server sent, then GET with
 ``Last-Event-ID`` and keep reading (at most ``max_reconnects`` times in a row with
 no new event). Stateless streams are not resumable (the spec says so).
 
+Two readers run on threads: after ``notifications/initialized`` the session's GET
+stream (requests and notifications the server sends outside any POST; ``listen=False``
+leaves it shut), and :meth:`HTTPClientTransport.post`, which holds one request's
+stream open (``subscriptions/listen``). :meth:`~HTTPClientTransport.close` hangs
+both up.
+
 An HTTP error whose body is a JSON-RPC error for the request is returned as the
 reply (the client raises :class:`~harness.protocol.errors.RPCError` with its
 code); any other failure raises :class:`~harness.protocol.errors.TransportError`.
