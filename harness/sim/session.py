@@ -241,6 +241,8 @@ class _Session:
         self.asked: dict[str, tuple[str, InputRequest, str, str, str]] = {}
         """tool -> (key, question, argument, kind, message) of the question its last call asked."""
         self.input_requests = self.inputs_accepted = 0
+        self.ran_with: dict[str, Any] | None = None
+        """The arguments (base names) the last call ran with, when an answer changed them."""
         self.sc, self.agent, self.strategy, self.seed, self.codec, self.host_mode = (
             sc,
             agent,
@@ -369,6 +371,7 @@ class _Session:
                 self.inputs_accepted += 1
                 self.trace.note(self.steps, input={"tool": spec.name, "accepted": content[argument]})
                 arguments = {**arguments, argument: content[argument]}
+                self.ran_with = arguments  # the end state judges what ran, not what the agent sent
         try:
             return self.engine.execute(spec, arguments)
         except ToolFault as fault:
@@ -449,13 +452,18 @@ class _Session:
             self.first_fault_step = self.steps
         self.trace.note(self.steps, fault=fault.to_json(), clock=self.clock.now)
 
-    def _executed(self, tool: str, arguments: dict[str, Any]) -> None:
-        """A call really ran: a read may complete a subgoal; a write is judged by what it stored."""
+    def _executed(self, tool: str, arguments: dict[str, Any], base: dict[str, Any] | None = None) -> None:
+        """A call really ran: a read may complete a subgoal; a write is judged by what it stored.
+
+        ``base`` is what the tool ran with when that differs from what the agent sent (a value
+        the client gave when the tool asked for it), in the catalogue's base names.
+        """
         spec = CATALOGUE[tool]
         if spec.store is not None:
             self._judge_store(spec)
             return
-        i = completes(self.subgoals, self._done(), tool, spec.to_base(arguments, self.variants.get(tool)))
+        ran = base if base is not None else spec.to_base(arguments, self.variants.get(tool))
+        i = completes(self.subgoals, self._done(), tool, ran)
         if i is not None:
             self.done_at[i] = self.steps
             self.trace.note(self.steps, done=self.subgoals[i].name)
@@ -586,14 +594,15 @@ class _Session:
         if self.changed and self._is_stale(tool, arguments):
             self.stale += 1
         engine = self.engine
-        engine.last = None
+        engine.last = self.ran_with = None
         obs = self.host.call(tool, arguments)
         outcome: CallOutcome | None = engine.last
         if isinstance(obs, RPCErrorObservation):
             self._count_rpc(obs)
         elif not obs.is_error:
             if outcome is not None and outcome.executed:
-                self._executed(tool, arguments)
+                ran, self.ran_with = self.ran_with, None
+                self._executed(tool, arguments, ran)
             return obs
         else:
             self.is_error += 1

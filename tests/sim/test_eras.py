@@ -123,3 +123,34 @@ def test_the_cli_spells_the_eras_the_session_takes() -> None:
     from harness.cli.run import ERAS as CLI_ERAS
 
     assert CLI_ERAS == ERAS
+
+
+def test_a_read_completes_its_subgoal_with_the_value_the_client_gave() -> None:
+    """The end state judges what ran: a read whose argument the reader supplied when the tool
+    asked completes its subgoal, though the call the agent sent had the wrong form."""
+    from harness.sim.scenario import parse_scenario
+
+    sc = parse_scenario(
+        {
+            "description": "A conversion that wants upper-case currency codes.",
+            "tools": ["convert"],
+            "task": {
+                "subgoals": [
+                    {
+                        "name": "c",
+                        "tool": "convert",
+                        "arguments": {"source": "nok", "target": "GBP", "amount": 20},
+                        "expect": {"source": "NOK"},
+                    }
+                ]
+            },  # fmt: skip
+            "faults": [
+                {"kind": "bad_argument", "tool": "convert", "rate": 1.0, "argument": "source", "valid": "NOK"}
+            ],
+        }
+    )
+    for era in ERAS:
+        asked = run_session(sc, "reader", "input_required", 0, era=era)
+        told = run_session(sc, "reader", "is_error", 0, era=era)
+        assert asked.inputs_accepted == 1 and asked.subgoals_done == 1 and asked.success
+        assert told.success and asked.tool_calls < told.tool_calls
