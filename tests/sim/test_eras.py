@@ -143,7 +143,7 @@ def test_a_read_completes_its_subgoal_with_the_value_the_client_gave() -> None:
                         "expect": {"source": "NOK"},
                     }
                 ]
-            },  # fmt: skip
+            },
             "faults": [
                 {"kind": "bad_argument", "tool": "convert", "rate": 1.0, "argument": "source", "valid": "NOK"}
             ],
