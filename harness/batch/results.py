@@ -51,6 +51,12 @@ a run is also ``running`` (or was killed while it was), or ``interrupted`` (Ctrl
 executor failed; ``--resume`` finishes it)."""
 
 
+LATER_KEYS: dict[str, tuple[int, Any]] = {"era": (5, "handshake")}
+"""Key columns added to the row after the first results were written: the row version that
+added each, and the value every row of an earlier run had (runs before the stateless era were
+all handshake-era), so that those runs still load and compare."""
+
+
 @dataclass(frozen=True)
 class RunState:
     """Whether a results directory holds a finished run, and if not, why not.
@@ -267,6 +273,11 @@ class ResultsDir:
             return pd.DataFrame(columns=self.key_columns())
         df: pd.DataFrame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         missing = [k for k in self.key_columns() if k not in df.columns]
+        written = self.manifest.get("row_version")
+        for key, (since, value) in LATER_KEYS.items():
+            if key in missing and (not isinstance(written, int) or written < since):
+                df[key] = value  # a run from before the key existed: every row had this value
+                missing.remove(key)
         if missing:
             raise UserError(f"{self.path}: results lack key columns {missing}")
         return df
