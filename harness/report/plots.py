@@ -361,7 +361,7 @@ def effects_figure(effects: pd.DataFrame, features: pd.DataFrame, run: str) -> F
     ncols = max(2, len(movers))
     top_h = 0.32 * len(groups) + 1.3
     bottom_h = 0.3 * EFFECT_FEATURES + 1.6 if movers else 0.0
-    fig = plt.figure(figsize=(5.2 * ncols, top_h + bottom_h + 0.6))
+    fig = plt.figure(figsize=(6.0 * ncols, top_h + bottom_h + 0.6))
     grid = fig.add_gridspec(2 if movers else 1, ncols, height_ratios=[top_h, bottom_h] if movers else [1])
     shares_ax = fig.add_subplot(grid[0, : ncols // 2])
     strip_ax = fig.add_subplot(grid[0, ncols // 2 :])
@@ -391,7 +391,7 @@ def effects_figure(effects: pd.DataFrame, features: pd.DataFrame, run: str) -> F
     shares_ax.set_title("is_error helps / no difference / hurts", fontsize=10)
     strip_ax.axvline(0.0, color="0.3", linewidth=0.8)
     strip_ax.set_xlim(-1.1, 1.1)
-    strip_ax.set_xlabel("effect: success(is_error) - success(other), mean over seeds", fontsize=8)
+    strip_ax.set_xlabel("success(is_error) - success(other), mean over seeds", fontsize=8)
     strip_ax.set_title("every scenario's effect", fontsize=10)
     for i, agent in enumerate(movers):
         ax = fig.add_subplot(grid[1, i])
@@ -408,8 +408,8 @@ def effects_figure(effects: pd.DataFrame, features: pd.DataFrame, run: str) -> F
             fy, [f"{f} ({n})" for f, n in zip(sub["feature"], sub["n_with"], strict=True)], fontsize=8
         )
         ax.set_ylim(len(sub) - 0.5, -0.5)
-        ax.set_xlabel("mean effect with - without (Welch 95% CI)", fontsize=8)
-        ax.set_title(f"{agent} vs {first}, by feature (filled: adj. p < 0.05)", fontsize=9)
+        ax.set_xlabel("mean effect with - without (Welch 95% CI; filled: adjusted p < 0.05)", fontsize=8)
+        ax.set_title(f"{agent} vs {first}, by feature", fontsize=9)
         ax.grid(axis="x", alpha=0.3)
     fig.suptitle(f"Per-scenario effect of readable errors (unit: scenario)\nrun {run}", fontsize=10)
     fig.tight_layout()
