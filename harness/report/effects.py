@@ -43,9 +43,8 @@ from harness.report.inference import (
     check_adjust,
     cluster_t_interval,
     paired_difference_interval,
-    paired_outcomes,
+    paired_groups,
     per_scenario_pairs,
-    prepare,
     scenario_test,
 )
 from harness.sim.family import SOURCE_PREFIX, load_source
@@ -128,24 +127,19 @@ def scenario_effects(
     two parameter values is two units). ``effect`` = mean over the paired seeds of success under
     ``baseline`` minus success under ``against``.
     """
-    data, groups, pair_cols = prepare(df, by=("agent",), group_params=True)
+    groups, paired = paired_groups(df, baseline=baseline, by=("agent",), group_params=True)
     params = [g for g in groups if g != "agent"]
     rows: list[dict[str, Any]] = []
-    for gkey, gdf in data.groupby(groups, dropna=False, sort=True):
-        gvals = gkey if isinstance(gkey, tuple) else (gkey,)
-        head = dict(zip(groups, gvals, strict=True))
-        base = gdf[gdf["strategy"] == baseline].set_index(pair_cols)
-        for other in against:
-            sdf = gdf[gdf["strategy"] == other]
-            if sdf.empty or base.empty:
-                continue
-            pairs = paired_outcomes(sdf.set_index(pair_cols), base)
-            for scenario, rec in per_scenario_pairs(pairs).iterrows():
-                effect = -float(rec["delta"])  # per_scenario_pairs measures other - base
-                label = str(scenario) + "".join(f" [{p}={head[p]}]" for p in params)
-                rows.append({**head, "against": other, "scenario": scenario, "unit": label,
-                             "pairs": int(rec["pairs"]), "effect": effect,
-                             "sign": "help" if effect > 0 else "hurt" if effect < 0 else "none"})  # fmt: skip
+    for head, pairs in paired:
+        other = head.pop("strategy")
+        if other not in against:
+            continue
+        for scenario, rec in per_scenario_pairs(pairs).iterrows():
+            effect = -float(rec["delta"])  # per_scenario_pairs measures other - base
+            label = str(scenario) + "".join(f" [{p}={head[p]}]" for p in params)
+            rows.append({**head, "against": other, "scenario": scenario, "unit": label,
+                         "pairs": int(rec["pairs"]), "effect": effect,
+                         "sign": "help" if effect > 0 else "hurt" if effect < 0 else "none"})  # fmt: skip
     return pd.DataFrame(
         rows, columns=["agent", *params, "against", "scenario", "unit", "pairs", "effect", "sign"]
     )

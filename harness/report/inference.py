@@ -604,6 +604,32 @@ def prepare(
     return out, groups, pair_cols
 
 
+def paired_groups(
+    df: pd.DataFrame, *, baseline: str, by: Sequence[str], group_params: bool
+) -> tuple[list[str], list[tuple[dict[str, Any], pd.DataFrame]]]:
+    """Each group's sessions of every other strategy paired with ``baseline``'s: (group columns,
+    [(head, pairs)]).
+
+    Groups are ``by`` plus the swept parameters unless ``group_params`` is False (pairs are
+    matched on them either way), in sorted order, strategies sorted within; ``head`` maps the
+    group columns and ``strategy`` to their values; ``pairs`` is :func:`paired_outcomes`'s frame.
+    A strategy with no pair (no baseline sessions to match) is left out.
+    """
+    data, groups, pair_cols = prepare(df, by=by, group_params=group_params)
+    out: list[tuple[dict[str, Any], pd.DataFrame]] = []
+    grouped = data.groupby(groups, dropna=False, sort=True) if groups else [((), data)]
+    for gkey, gdf in grouped:
+        gvals = gkey if isinstance(gkey, tuple) else (gkey,)
+        base = gdf[gdf["strategy"] == baseline].set_index(pair_cols)
+        for strategy, sdf in gdf.groupby("strategy", sort=True):
+            if strategy == baseline:
+                continue
+            pairs = paired_outcomes(sdf.set_index(pair_cols), base)
+            if not pairs.empty:
+                out.append(({**dict(zip(groups, gvals, strict=True)), "strategy": strategy}, pairs))
+    return groups, out
+
+
 def forest_frame(
     df: pd.DataFrame,
     *,
@@ -631,37 +657,29 @@ def forest_frame(
     check_unit(unit)
     if CLUSTER in by:
         raise ValueError("forest_frame splits each group by scenario itself: leave scenario out of by")
-    data, groups, pair_cols = prepare(df, by=by, group_params=group_params)
+    groups, paired = paired_groups(df, baseline=baseline, by=by, group_params=group_params)
     rows: list[dict[str, Any]] = []
-    grouped = data.groupby(groups, dropna=False, sort=True) if groups else [((), data)]
-    for gkey, gdf in grouped:
-        gvals = gkey if isinstance(gkey, tuple) else (gkey,)
-        base = gdf[gdf["strategy"] == baseline].set_index(pair_cols)
-        for strategy, sdf in gdf.groupby("strategy", sort=True):
-            if strategy == baseline:
-                continue
-            pairs = paired_outcomes(sdf.set_index(pair_cols), base)
-            if pairs.empty:
-                continue
-            head = {**dict(zip(groups, gvals, strict=True)), "strategy": strategy}
-            for scenario, rec in per_scenario_pairs(pairs).iterrows():
-                lo, hi = paired_difference_interval(
-                    int(rec["base_only"]), int(rec["other_only"]), int(rec["pairs"]), confidence
-                )
-                rows.append({**head, "scenario": scenario, "pooled": False, "delta": float(rec["delta"]),
-                             "lo": lo, "hi": hi, "n": int(rec["pairs"]), "n_clusters": 1,
-                             "base_only": int(rec["base_only"]), "other_only": int(rec["other_only"]),
-                             "unit": unit, "method": "tango"})  # fmt: skip
-            summary = paired_summary(
-                pairs, unit=unit, rng=rng_for(seed, "diff", *gvals, strategy),
-                n_resamples=n_resamples, confidence=confidence,
-            )  # fmt: skip
-            n_scen = int(pairs[CLUSTER].nunique())
-            rows.append({**head, "scenario": POOLED, "pooled": True, "delta": summary["success_diff"],
-                         "lo": summary["diff_lo"], "hi": summary["diff_hi"], "n": summary["n_pairs"],
-                         "n_clusters": n_scen if unit == "scenario" else summary["n_pairs"],
-                         "base_only": summary["mcnemar_b"], "other_only": summary["mcnemar_c"],
-                         "unit": unit, "method": summary["diff_ci_method"]})  # fmt: skip
+    for head, pairs in paired:
+        strategy = head["strategy"]
+        gvals = tuple(head[g] for g in groups)
+        for scenario, rec in per_scenario_pairs(pairs).iterrows():
+            lo, hi = paired_difference_interval(
+                int(rec["base_only"]), int(rec["other_only"]), int(rec["pairs"]), confidence
+            )
+            rows.append({**head, "scenario": scenario, "pooled": False, "delta": float(rec["delta"]),
+                         "lo": lo, "hi": hi, "n": int(rec["pairs"]), "n_clusters": 1,
+                         "base_only": int(rec["base_only"]), "other_only": int(rec["other_only"]),
+                         "unit": unit, "method": "tango"})  # fmt: skip
+        summary = paired_summary(
+            pairs, unit=unit, rng=rng_for(seed, "diff", *gvals, strategy),
+            n_resamples=n_resamples, confidence=confidence,
+        )  # fmt: skip
+        n_scen = int(pairs[CLUSTER].nunique())
+        rows.append({**head, "scenario": POOLED, "pooled": True, "delta": summary["success_diff"],
+                     "lo": summary["diff_lo"], "hi": summary["diff_hi"], "n": summary["n_pairs"],
+                     "n_clusters": n_scen if unit == "scenario" else summary["n_pairs"],
+                     "base_only": summary["mcnemar_b"], "other_only": summary["mcnemar_c"],
+                     "unit": unit, "method": summary["diff_ci_method"]})  # fmt: skip
     columns = [*groups, "strategy", CLUSTER, "pooled", "delta", "lo", "hi", "n", "n_clusters",
                "base_only", "other_only", "unit", "method"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
