@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,7 +46,7 @@ from harness.report.inference import (
     per_scenario_pairs,
     scenario_test,
 )
-from harness.sim.family import SOURCE_PREFIX, load_source
+from harness.sim.family import load_source, source_family
 from harness.sim.scenario import Scenario
 
 BASELINE = "is_error"
@@ -79,16 +78,13 @@ def scenario_features(scenario: Scenario, source: str | None = None) -> dict[str
     out: dict[str, Any] = {}
     for rule in scenario.faults:
         out[f"kind:{rule.kind}"] = True
-        quality = rule.quality or ("explicit" if rule.explicit else "absent")
-        out[f"quality:{quality}"] = True
+        out[f"quality:{rule.said}"] = True
     out["alternatives"] = any(len(goal.options) > 1 for goal in scenario.task.subgoals)
     out["tool list changes"] = bool(scenario.events)
     out["deadline"] = scenario.deadline_s is not None
     out["budget"] = scenario.max_steps
-    if source is not None and source.startswith(SOURCE_PREFIX):
-        import json
-
-        family = Path(json.loads(source[len(SOURCE_PREFIX) :])["path"]).stem
+    family = source_family(source) if source is not None else None
+    if family is not None:
         out[f"family:{family}"] = True
     return out
 

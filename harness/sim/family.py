@@ -715,6 +715,20 @@ def family_source(family: Family, count: int, seed: int, index: int) -> str:
     return SOURCE_PREFIX + json.dumps(spec, sort_keys=True)
 
 
+def _source_spec(source: str) -> dict[str, Any] | None:
+    """The fields of a :func:`family_source` string; None for a name or a path."""
+    if not source.startswith(SOURCE_PREFIX):
+        return None
+    spec: dict[str, Any] = json.loads(source[len(SOURCE_PREFIX) :])
+    return spec
+
+
+def source_family(source: str) -> str | None:
+    """The name (file stem) of the family a batch's source sampled from; None for a name or path."""
+    spec = _source_spec(source)
+    return None if spec is None else Path(spec["path"]).stem
+
+
 @functools.lru_cache(maxsize=16)
 def _sampled(path: str, digest: str, count: int, seed: int) -> tuple[tuple[str, dict[str, Any]], ...]:
     family = load_family(path)
@@ -730,8 +744,8 @@ def _sampled(path: str, digest: str, count: int, seed: int) -> tuple[tuple[str, 
 def load_source(source: str, params: tuple[tuple[str, Any], ...]) -> Scenario:
     """A batch loader: a :func:`family_source` becomes its sampled scenario; a name or a path
     is loaded as a file. ``params`` are the cell's overrides."""
-    if source.startswith(SOURCE_PREFIX):
-        spec = json.loads(source[len(SOURCE_PREFIX) :])
+    spec = _source_spec(source)
+    if spec is not None:
         name, data = _sampled(spec["path"], spec["sha256"], spec["count"], spec["seed"])[spec["index"]]
         scenario = to_scenario(data, shown=name)
     else:
