@@ -311,7 +311,7 @@ class _Session:
 
     def _register(self, name: str, variant: str | None, notify: bool) -> None:
         spec = CATALOGUE[name]
-        execute = self.engine.execute
+        execute = self._asking_call if self.asking else self.engine.execute
 
         if variant is None:  # base names already: to_base would return the arguments as they are
 
@@ -322,13 +322,6 @@ class _Session:
 
             def call(**arguments: Any) -> Any:
                 return execute(spec, spec.to_base(arguments, variant))
-
-        if self.asking:
-
-            def call(**arguments: Any) -> Any:
-                return self._asking_call(
-                    spec, arguments if variant is None else spec.to_base(arguments, variant)
-                )
 
         self.server.add_tool(
             name,
