@@ -21,6 +21,7 @@ from harness.errors import UserError
 from harness.protocol.codecs import CODECS
 from harness.protocol.strategies import STRATEGIES
 from harness.sim.host import HOSTS
+from harness.sim.session import ERAS
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +45,7 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
 )
 @click.option(
     "--era",
-    type=NameChoice("era", ("handshake", "stateless")),
+    type=NameChoice("era", ERAS),
     default="handshake",
     show_default=True,
     help="How the client speaks: handshake (initialize first) or stateless (2026-07-28: _meta on "
