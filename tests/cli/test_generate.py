@@ -10,18 +10,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from harness.cli.main import main
+from tests.helpers.cli import cli
 
 KEY = ["scenario", "agent", "strategy", "host", "seed"]
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return int(code or 0), out.out, out.err
 
 
 def rows(path: Path) -> pd.DataFrame:

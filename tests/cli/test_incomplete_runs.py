@@ -18,18 +18,9 @@ import pytest
 from harness.batch.grid import Grid
 from harness.batch.results import ResultsDir, load_run
 from harness.batch.runner import run_batch
-from harness.cli.main import main
+from tests.helpers.cli import cli
 
 GRID = Grid(("flaky_weather",), ("naive", "reader"), ("is_error", "masked"), ("typical",), range(10))
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return int(code or 0), out.out, out.err
 
 
 def _stop_after(tasks: int) -> Callable[[int, int], Callable[[int], None]]:

@@ -10,16 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.cli.main import main
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return int(code or 0), out.out, out.err
+from tests.helpers.cli import cli
 
 
 @pytest.fixture(scope="module")

@@ -23,17 +23,9 @@ import harness.batch.runner as runner
 from harness.batch.grid import Grid
 from harness.batch.runner import default_out, run_batch
 from harness.cli.main import main
+from tests.helpers.cli import cli
 
 SMALL = ["flaky_weather", "--agents", "naive", "--strategies", "is_error,masked", "--seeds", "2"]
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return int(code or 0), out.out, out.err
 
 
 def manifest(path: Path) -> dict[str, object]:

@@ -8,19 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.main import main
 from harness.sim.scenario import list_scenarios
 from harness.sim.session import ROW_COLUMNS
 from scripted_agents import list_agents
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        rc = main(argv)
-    except SystemExit as exc:
-        rc = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return int(rc or 0), out.out, out.err
+from tests.helpers.cli import cli as run
 
 
 def test_json_prints_one_record_with_every_column(capsys: pytest.CaptureFixture[str]) -> None:

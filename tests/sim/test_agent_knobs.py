@@ -24,6 +24,7 @@ from harness.sim.row import SessionResult
 from harness.sim.scenario import list_scenarios, load_scenario, parse_scenario
 from harness.sim.session import run_session
 from scripted_agents.base import ScriptedAgent
+from tests.helpers.cli import cli as _cli
 
 SCRIPTED = ("naive", "retry", "reader", "refresher")
 NO_EVENTS = (
@@ -273,17 +274,6 @@ def test_a_worker_gives_agent_knobs_to_the_agent_and_the_rest_to_the_scenario() 
         agent_params={"step_budget": 2},
     )
     assert {k: got[k] for k in row(direct)} == row(direct)
-
-
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from harness.cli.main import main
-
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return int(code or 0), out.out, out.err
 
 
 @pytest.mark.slow
