@@ -238,8 +238,8 @@ class _Session:
         self.agent_name = agent_name
         self.era = era
         self.asking = strategy in ASKING_STRATEGIES
-        self.asked: dict[str, tuple[str, InputRequest, str, str, str]] = {}
-        """tool -> (key, question, argument, kind, message) of the question its last call asked."""
+        self.asked: dict[str, tuple[str, InputRequest, ToolFault]] = {}
+        """tool -> (key, question, the fault it stands for) of the question its last call asked."""
         self.input_requests = self.inputs_accepted = 0
         self.ran_with: dict[str, Any] | None = None
         """The arguments (base names) the last call ran with, when an answer changed them."""
@@ -346,7 +346,8 @@ class _Session:
         pending = self.asked.pop(spec.name, None)
         answered = False
         if pending is not None:
-            key, question, argument, kind, message = pending
+            key, question, fault = pending
+            argument = fault.argument or ""
             try:
                 answer = ask(key, question)
             except InputRequired:
@@ -360,7 +361,7 @@ class _Session:
                     or argument not in content
                 ):
                     self.trace.note(self.steps, input={"tool": spec.name, "answer": answer.get("action")})
-                    raise ToolFault(kind, message)
+                    raise fault  # declined: the call fails as it did
                 self.inputs_accepted += 1
                 self.trace.note(self.steps, input={"tool": spec.name, "accepted": content[argument]})
                 arguments = {**arguments, argument: content[argument]}
@@ -374,7 +375,7 @@ class _Session:
             question = elicit(str(fault), {"type": "object", "properties": {fault.argument: prop},
                                            "required": [fault.argument]})  # fmt: skip
             key = f"{spec.name}.{fault.argument}"
-            self.asked[spec.name] = (key, question, fault.argument, fault.kind, str(fault))
+            self.asked[spec.name] = (key, question, fault)
             self.input_requests += 1
             raise InputRequired({key: question}) from None
 
