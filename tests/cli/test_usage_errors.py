@@ -86,3 +86,20 @@ def test_help_and_version_still_exit_0(capsys: pytest.CaptureFixture[str]) -> No
     assert "--resume" in capsys.readouterr().out
     assert main(["--version"]) == 0
     assert "harness, version" in capsys.readouterr().out
+
+
+def test_the_command_list_imports_no_command_module() -> None:
+    """``harness --help`` lists the commands from the table in harness.cli.main, so it neither
+    imports a command's module nor what they import (pandas, the simulation)."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from harness.cli.main import COMMANDS, run_cli, cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    run_cli(cli, ['--help'])\n"
+        "assert all(name in out.getvalue() for name in COMMANDS), out.getvalue()\n"
+        "heavy = ('pandas', 'harness.sim', *(mod for mod, _ in COMMANDS.values()))\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
