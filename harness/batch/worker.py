@@ -84,8 +84,6 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
                 knobs = {**settings[cell.agent], **knobs}
             scenario = loader(sources.get(cell.scenario, cell.scenario), overrides)
             extra: dict[str, Any] = {"agent_params": knobs} if knobs else {}
-            if cell.era != "handshake":  # so that a session function without eras still runs
-                extra["era"] = cell.era
             result = fn(
                 scenario,
                 cell.agent,
@@ -94,6 +92,7 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
                 codec=options.codec,
                 trace=trace,
                 host=cell.host,
+                era=cell.era,
                 **extra,
             )
             row = dict(result.to_row())
