@@ -20,6 +20,9 @@ answer any other 4xx, or not JSON       no retry: :class:`EndpointError` at once
 The API key is read from the environment variable named by ``api_key_env`` when a request is
 made, sent as a bearer token and never kept, logged or put into an error (an unset variable
 sends no ``Authorization``, which local servers do not need).
+
+httpx is imported when the first client is made: ``harness run`` and ``harness list`` load the
+agent's class (to ask ``calls_a_model``, to list its knobs) without asking any endpoint.
 """
 
 from __future__ import annotations
@@ -31,8 +34,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import httpx
 
 __all__ = ["ChatClient", "EndpointError", "Reply", "chat_client", "close_clients", "malformed_tool_calls"]
 
@@ -150,6 +151,8 @@ class ChatClient:
         self.api_key_env = api_key_env
         self.max_retries, self.backoff_s, self.max_wait_s = max_retries, backoff_s, max_wait_s
         self.sleep = sleep
+        import httpx  # here, not at the top: see the module's docstring
+
         self.http = httpx.Client(timeout=timeout_s)
 
     def close(self) -> None:
@@ -161,6 +164,8 @@ class ChatClient:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def _attempt(self, request: Mapping[str, Any]) -> _Attempt:
+        import httpx  # loaded by __init__ already
+
         try:
             answer = self.http.post(self.url, json=request, headers=self._headers())
         except httpx.TimeoutException:

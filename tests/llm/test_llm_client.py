@@ -3,6 +3,8 @@ what it gives up on, and that the key goes only into the Authorization header.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -103,3 +105,10 @@ def test_a_refused_connection_is_retried_then_given_up() -> None:
         dead = client(fake, [], retries=1)
     with pytest.raises(EndpointError, match="gave up after 2 attempts"):
         dead.complete(REQUEST)  # the server is gone
+
+
+def test_loading_the_agent_does_not_import_httpx() -> None:
+    # harness run and harness list load the agent's class without asking an endpoint.
+    code = "import sys, harness.llm; print('httpx' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", done.stdout + done.stderr
