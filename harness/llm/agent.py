@@ -128,7 +128,7 @@ KNOBS: dict[str, Knob] = {
     "sampling_seed": Knob(
         _sampling_seed, "session", "the request's seed: an integer, or session (from the session's seed)"
     ),
-    "max_tokens": Knob(_count(1), None, "a cap on each answer's tokens (none by default)"),
+    "max_tokens": Knob(_count(1), None, "a cap on each answer's tokens"),
     "cassette": Knob(_text, None, "a JSONL file recording every request and answer"),
     "replay": Knob(_flag, False, "answer every request from the cassette; no endpoint is asked"),
     "timeout_s": Knob(_number(0.0, open_low=True), 120.0, "seconds to wait for one answer"),
@@ -137,6 +137,14 @@ KNOBS: dict[str, Knob] = {
     "max_wait_s": Knob(_number(0.0), 60.0, "the longest wait before a retry (Retry-After included)"),
 }
 """The knobs the agent takes, each ``agent.<knob>`` to ``--set`` (the ``--llm-*`` flags set some)."""
+
+
+def _shown(default: Any) -> str:
+    if default is None:
+        return "none"
+    if isinstance(default, bool):
+        return str(default).lower()
+    return f"{default:g}" if isinstance(default, float) else str(default)
 
 
 # -- what the model sees ------------------------------------------------------------------------
@@ -190,6 +198,11 @@ class LLMAgent(Agent):
     calls_a_model: ClassVar[bool] = True
     """Read by ``harness run``: its ``--llm-*`` flags go to agents that have it (duck-typed, so
     that nothing in the harness imports this package)."""
+
+    @classmethod
+    def describe_knobs(cls) -> dict[str, str]:
+        """Each knob's default and meaning (:data:`KNOBS`), for ``harness list``."""
+        return {name: f"default {_shown(knob.default)}: {knob.meaning}" for name, knob in KNOBS.items()}
 
     def __init__(self) -> None:
         self.settings: dict[str, Any] = {k: knob.default for k, knob in KNOBS.items()}

@@ -225,6 +225,14 @@ def test_a_knob_it_does_not_take_or_a_bad_value_is_refused_on_one_line(
         LLMAgent().configure(knobs)
 
 
+def test_harness_list_describes_each_knob_by_its_default_and_meaning() -> None:
+    described = LLMAgent.describe_knobs()
+    assert list(described) == list(LLMAgent.knobs)
+    assert described["temperature"] == "default 0: sampling temperature, sent in every request"
+    assert described["replay"].startswith("default false: ")
+    assert described["max_tokens"].startswith("default none: ")
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
