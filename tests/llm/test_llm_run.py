@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from fake_endpoint import Answer, FakeEndpoint, careful_booker, scripted
 
-from harness.cli.main import main
 from harness.cli.run import build_grid
 from harness.llm.client import close_clients
+from tests.helpers.cli import cli as run
 
 KEY = "sk-test-never-written-8d1f"
 
@@ -26,13 +26,9 @@ def _setup(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     close_clients()
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        rc = main(argv)
-    except SystemExit as exc:
-        rc = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return int(rc or 0), out.out, out.err
+def against(fake: FakeEndpoint) -> list[str]:
+    """The flags that point the llm agent at ``fake``, asking model ``fake``."""
+    return ["--llm-base-url", fake.base_url, "--llm-model", "fake"]
 
 
 GRID = ["run", "strict_dates", "--agents", "llm", "--strategies", "is_error,collapse", "--seeds", "2"]
@@ -49,7 +45,7 @@ def test_a_recorded_run_replays_to_identical_rows_with_the_endpoint_gone_and_no_
     cassette = tmp_path / "model.jsonl"
     with FakeEndpoint(careful_booker) as fake:
         url = fake.base_url
-        record = [*GRID, "--llm-base-url", url, "--llm-model", "fake", "--cassette", str(cassette)]
+        record = [*GRID, *against(fake), "--cassette", str(cassette)]
         rc, _, err = run([*record, *QUIET, "--out", str(tmp_path / "recorded")], capsys)
         assert rc == 0, err
     assert fake.headers and all(h["authorization"] == f"Bearer {KEY}" for h in fake.headers)
@@ -81,7 +77,7 @@ def test_a_replay_that_asks_what_was_not_recorded_names_the_request_and_the_batc
 ) -> None:
     cassette = tmp_path / "model.jsonl"
     with FakeEndpoint(careful_booker) as fake:
-        record = [*GRID, "--llm-base-url", fake.base_url, "--llm-model", "fake", "--cassette", str(cassette)]
+        record = [*GRID, *against(fake), "--cassette", str(cassette)]
         assert run([*record, *QUIET, "--out", str(tmp_path / "a")], capsys)[0] == 0
     other = [*GRID, "--llm-model", "another", "--cassette", str(cassette), "--replay"]
     rc, _, err = run([*other, *QUIET, "--out", str(tmp_path / "b")], capsys)
@@ -124,17 +120,7 @@ def test_concurrency_against_the_endpoint_bounds_the_worker_processes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FakeEndpoint(careful_booker) as fake:
-        argv = [
-            *GRID,
-            "--llm-base-url",
-            fake.base_url,
-            "--llm-model",
-            "fake",
-            "--workers",
-            "2",
-            "--llm-concurrency",
-            "1",
-        ]
+        argv = [*GRID, *against(fake), "--workers", "2", "--llm-concurrency", "1"]
         assert run([*argv, *QUIET, "--out", str(tmp_path / "r")], capsys)[0] == 0
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["workers"] == 1
 
@@ -205,7 +191,7 @@ def test_an_endpoint_that_gives_out_makes_harness_error_rows_and_the_batch_finis
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FakeEndpoint(scripted(Answer("overloaded", status=503))) as fake:
-        argv = [*GRID, "--llm-base-url", fake.base_url, "--llm-model", "fake", "--set", "agent.max_retries=1"]
+        argv = [*GRID, *against(fake), "--set", "agent.max_retries=1"]
         rc, _, err = run([*argv, "--set", "agent.backoff_s=0", *QUIET, "--out", str(tmp_path / "r")], capsys)
     assert rc == 0 and "4 harness errors" in err
     assert "first harness error: strict_dates__llm__is_error__typical__0__agent.max_retries=1" in err
@@ -221,7 +207,7 @@ def test_worker_processes_share_one_cassette_and_its_replay_gives_their_rows(
     cassette = tmp_path / "model.jsonl"
     grid = ["run", "strict_dates", "travel_day", "--agents", "llm", "--seeds", "3", "--no-compare"]
     with FakeEndpoint(careful_booker) as fake:
-        record = [*grid, "--llm-base-url", fake.base_url, "--llm-model", "fake", "--cassette", str(cassette)]
+        record = [*grid, *against(fake), "--cassette", str(cassette)]
         flags = ["--executor", "process", "--workers", "2", "--llm-concurrency", "2"]
         rc, _, err = run([*record, *flags, "--out", str(tmp_path / "recorded")], capsys)
         assert rc == 0, err
@@ -240,15 +226,7 @@ def test_a_swept_temperature_is_a_grid_axis_a_column_and_what_the_requests_carry
 ) -> None:
     grid = ["run", "strict_dates", "--agents", "llm", "--strategies", "is_error", "--seeds", "1"]
     with FakeEndpoint(careful_booker) as fake:
-        argv = [
-            *grid,
-            "--llm-base-url",
-            fake.base_url,
-            "--llm-model",
-            "fake",
-            "--set",
-            "agent.temperature=0,0.7",
-        ]
+        argv = [*grid, *against(fake), "--set", "agent.temperature=0,0.7"]
         assert run([*argv, *QUIET, "--out", str(tmp_path / "r")], capsys)[0] == 0
     assert {r["temperature"] for r in fake.requests} == {0.0, 0.7}
     assert list(pd.read_parquet(tmp_path / "r" / "sessions.parquet")["agent.temperature"]) == [0, 0.7]
