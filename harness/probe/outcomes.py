@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.protocol.inputs import CAPABILITY_OF
+
 NO_REPLY = "no reply"
 """Nothing came back within the step's timeout (the process is still running)."""
 GARBAGE = "garbage"
@@ -253,10 +255,6 @@ def classify_reply(message: dict[str, Any], tool: str = "", reason: str | None =
     return Outcome(RESULT, shorten(text or json.dumps(result, sort_keys=True)))
 
 
-INPUT_METHODS: frozenset[str] = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
-"""The only requests an InputRequiredResult may carry (SEP-2322)."""
-
-
 def input_request_problems(result: dict[str, Any]) -> list[str]:
     """What makes an InputRequiredResult break the spec's rules; empty when it is well-formed."""
     problems = []
@@ -270,7 +268,7 @@ def input_request_problems(result: dict[str, Any]) -> list[str]:
     elif isinstance(requests, dict):
         for key, request in requests.items():
             method = request.get("method") if isinstance(request, dict) else None
-            if method not in INPUT_METHODS:
+            if method not in CAPABILITY_OF:  # the only requests an InputRequiredResult may carry
                 problems.append(f"inputRequests[{key!r}] is no elicitation, sampling or roots request")
     return problems
 

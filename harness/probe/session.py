@@ -41,7 +41,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +58,7 @@ from harness.probe.outcomes import (
 from harness.protocol.errors import TransportError
 from harness.protocol.lifecycle import State
 from harness.protocol.messages import Message, error_response, is_valid_id, response
+from harness.protocol.stateless import SERVER_INFO
 from harness.protocol.versions import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -70,9 +71,6 @@ CLIENT_INFO = {"name": "harness-probe", "version": "1"}
 
 CLIENT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 """What the probe declares in a stateless request's ``_meta``: every input a tool may ask for (MRTR)."""
-
-SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
-"""Where a 2026-07-28 result's ``_meta`` names the server."""
 
 STATE_RANK: dict[State, int] = {State.NEW: 0, State.INITIALIZING: 1, State.READY: 2}
 """Handshake states in the only order a session can move through them."""
@@ -140,7 +138,8 @@ class ProbeSession:
         self.late: dict[int, Message] = {}
         """Replies that came after their step stopped waiting, by request id."""
         self._pending: set[int] = set()
-        self._handshake_id: int | None = None
+        self._handshake_pending: tuple[int, Callable[[Message | None], bool]] | None = None
+        """A handshake request that got no reply in time: its id and how to accept its answer."""
         self._sent: set[str] = set()
         self._next_id = 0
         self._heard = False
@@ -306,19 +305,8 @@ class ProbeSession:
 
     def initialize(self, version: str | None = None) -> Reply:
         """Send initialize asking for ``version`` (default: the session's); record the answer."""
-        reply = self.request(
-            "initialize",
-            {
-                "protocolVersion": version or self.version,
-                "capabilities": {},
-                "clientInfo": CLIENT_INFO,
-            },
-        )
-        if not self._accept_initialize(reply.message):
-            said = reply.failure if reply.failure is not None else classify_reply(reply.message or {})
-            self.handshake_failure = Outcome(NOT_RUN, shorten(f"initialize: {said.label}: {said.detail}"))
-            self._handshake_id = reply.request_id
-        return reply
+        params = {"protocolVersion": version or self.version, "capabilities": {}, "clientInfo": CLIENT_INFO}
+        return self._handshake("initialize", params, self._accept_initialize)
 
     def _accept_initialize(self, message: Message | None) -> bool:
         result = message.get("result") if message is not None else None
@@ -333,12 +321,19 @@ class ProbeSession:
 
     def discover(self) -> Reply:
         """Send server/discover (stateless sessions); READY if the server lists the session's version."""
-        reply = self.request("server/discover")
-        if not self._accept_discover(reply.message):
+        return self._handshake("server/discover", None, self._accept_discover)
+
+    def _handshake(
+        self, method: str, params: dict[str, Any] | None, accept: Callable[[Message | None], bool]
+    ) -> Reply:
+        """Send the handshake's request and ``accept`` its answer; a failure is remembered (and, for
+        a ``no reply``, its id, so that a late answer may still be accepted)."""
+        reply = self.request(method, params)
+        if not accept(reply.message):
             said = reply.failure if reply.failure is not None else classify_reply(reply.message or {})
-            said_text = f"server/discover: {said.label}: {said.detail}"
-            self.handshake_failure = Outcome(NOT_RUN, shorten(said_text))
-            self._handshake_id = reply.request_id
+            self.handshake_failure = Outcome(NOT_RUN, shorten(f"{method}: {said.label}: {said.detail}"))
+            pending = reply.request_id
+            self._handshake_pending = (pending, accept) if pending is not None else None
         return reply
 
     def _accept_discover(self, message: Message | None) -> bool:
@@ -377,12 +372,12 @@ class ProbeSession:
 
     def _late_handshake(self) -> bool:
         """Whether a handshake that got no reply in time was answered after all."""
-        hid, self._handshake_id = self._handshake_id, None
-        if hid is None:
+        pending, self._handshake_pending = self._handshake_pending, None
+        if pending is None:
             return False
+        request_id, accept = pending
         self.collect_late(self.timeout)
-        message = self.late.get(hid)
-        return self._accept_discover(message) if self.stateless else self._accept_initialize(message)
+        return accept(self.late.get(request_id))
 
     # -- failures ------------------------------------------------------------------------
 
@@ -487,7 +482,7 @@ class ProbeSession:
 def server_info_of(result: object) -> dict[str, Any] | None:
     """The server's name and version from a 2026-07-28 result's ``_meta``, if it gives them."""
     meta = result.get("_meta") if isinstance(result, dict) else None
-    info = meta.get(SERVER_INFO_META) if isinstance(meta, dict) else None
+    info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
     return info if isinstance(info, dict) else None
 
 
