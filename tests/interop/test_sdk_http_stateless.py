@@ -16,21 +16,19 @@ import re
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-import uvicorn
+from helpers.live_http import live_http
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from harness.fixtures.demo import build_demo_server
 from harness.protocol.versions import META_PROTOCOL_VERSION, STATELESS_VERSION
-from harness.transports.http import StreamableHTTP, bind_socket
+from harness.transports.http import StreamableHTTP
 
 pytestmark = pytest.mark.interop
 
@@ -59,11 +57,10 @@ def check(seen: dict[str, Any]) -> None:
     assert seen["delete_db"].code == -32600  # not allow-listed: a protocol error in both eras
 
 
-@pytest.fixture(scope="module")
-def serve_url() -> Iterator[str]:
-    """``harness serve --demo --http --port 0``; its endpoint, read from the line it logs."""
+def serve_http(lab: str) -> Iterator[str]:
+    """``harness serve LAB --http --port 0``; its endpoint, read from the line it logs."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli.main", "serve", "--demo", "--http", "--port", "0"],
+        [sys.executable, "-m", "harness.cli.main", "serve", lab, "--http", "--port", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -78,6 +75,12 @@ def serve_url() -> Iterator[str]:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=10)
         proc.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def serve_url() -> Iterator[str]:
+    """``harness serve --demo --http --port 0``."""
+    yield from serve_http("--demo")
 
 
 @MODES
@@ -117,22 +120,10 @@ class Recorder:
 
 @pytest.fixture
 def recorded() -> Iterator[tuple[str, Recorder]]:
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    recorder = Recorder(StreamableHTTP(build_demo_server).app)
-    config = uvicorn.Config(recorder, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp", recorder
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    transport = StreamableHTTP(build_demo_server)
+    recorder = Recorder(transport.app)
+    with live_http(transport, recorder) as url:
+        yield url, recorder
 
 
 @MODES
@@ -158,21 +149,7 @@ def test_every_request_is_one_self_contained_post_with_its_headers(
 @pytest.fixture(scope="module")
 def conformance_url() -> Iterator[str]:
     """``harness serve --conformance --http --port 0``: its tools ask the client for input."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli.main", "serve", "--conformance", "--http", "--port", "0"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    try:
-        found = re.search(r"listening on (http://\S+)", proc.stderr.readline())
-        assert found
-        yield found.group(1)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=10)
-        proc.stderr.close()
+    yield from serve_http("--conformance")
 
 
 @pytest.mark.parametrize(

@@ -12,15 +12,13 @@ import re
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-import uvicorn
+from helpers.live_http import live_http
 from starlette.testclient import TestClient
 
 from harness.fixtures.conformance import build_conformance_server
@@ -333,24 +331,9 @@ class TestServerToClientMessages:
 @pytest.fixture(scope="module")
 def live_url() -> Iterator[str]:
     """A live server (the growing demo lab) on a free 127.0.0.1 port; yields its endpoint URL."""
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
     transport = StreamableHTTP(growing_server)
-    config = uvicorn.Config(transport.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "uvicorn did not start"
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        transport.shutdown()
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with live_http(transport) as url:
+        yield url
 
 
 def live_session(http: httpx.Client, url: str) -> str:

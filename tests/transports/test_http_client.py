@@ -8,15 +8,14 @@ from a queue; the last class runs it against our own server on a live uvicorn.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from click.testing import CliRunner
+from helpers.live_http import live_http
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,7 +24,7 @@ from harness.fixtures.conformance import build_conformance_server
 from harness.protocol import LATEST_VERSION, MCPClient, TransportError
 from harness.protocol.messages import Message, response
 from harness.protocol.versions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, STATELESS_VERSION
-from harness.transports.http import StreamableHTTP, bind_socket
+from harness.transports.http import StreamableHTTP
 from harness.transports.http_client import HTTPClientTransport, SSEEvent, parse_sse
 from harness.transports.mcp_headers import decode_header_value, encode_header_value, header_paths
 
@@ -338,24 +337,9 @@ class TestStatelessEra:
 
 @pytest.fixture(scope="module")
 def live() -> Iterator[tuple[str, StreamableHTTP]]:
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
     transport = StreamableHTTP(build_conformance_server)
-    config = uvicorn.Config(transport.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "uvicorn did not start"
-    try:
-        yield f"http://127.0.0.1:{port}/mcp", transport
-    finally:
-        transport.shutdown()
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with live_http(transport) as url:
+        yield url, transport
 
 
 class TestAgainstOurServer:

@@ -9,13 +9,12 @@ answered by a second POST in the handshake era, MRTR in the stateless era).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
+from helpers.live_http import live_http
 from hypothesis import given
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
@@ -35,7 +34,6 @@ from harness.transports.http import (
     SESSION_HEADER,
     STATELESS_ERROR_STATUS,
     StreamableHTTP,
-    bind_socket,
 )
 from harness.transports.http_client import HTTPClientTransport
 from harness.transports.mcp_headers import encode_header_value
@@ -196,24 +194,9 @@ class TestParamHeaders:
 
 @pytest.fixture(scope="module")
 def live_url() -> Iterator[str]:
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
     transport = StreamableHTTP(build_conformance_server)
-    config = uvicorn.Config(transport.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started, "uvicorn did not start"
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        transport.shutdown()
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with live_http(transport) as url:
+        yield url
 
 
 @pytest.mark.parametrize(
@@ -262,23 +245,9 @@ def retiring_server() -> Any:
 
 @pytest.fixture
 def retiring() -> Iterator[tuple[str, StreamableHTTP]]:
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
     transport = StreamableHTTP(retiring_server)
-    config = uvicorn.Config(transport.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp", transport
-    finally:
-        transport.shutdown()
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with live_http(transport) as url:
+        yield url, transport
 
 
 def test_a_tool_removed_mid_session_reaches_a_stateless_client_through_its_listen_stream(

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from helpers.live_http import live_http
 from helpers.pair import ClientServerPair, result_of
 from starlette.testclient import TestClient
 
@@ -21,7 +19,6 @@ from harness.transports.http import (
     MAX_STREAMS,
     SESSION_HEADER,
     StreamableHTTP,
-    bind_socket,
     close_sse_stream,
 )
 from harness.transports.http_client import parse_sse
@@ -150,23 +147,9 @@ class TestOutsideHTTP:
 
 @pytest.fixture(scope="module")
 def live_url() -> Iterator[str]:
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
     transport = StreamableHTTP(build_conformance_server)
-    config = uvicorn.Config(transport.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        transport.shutdown()
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with live_http(transport) as url:
+        yield url
 
 
 def live_session(http: httpx.Client, url: str, capabilities: dict[str, Any]) -> str:
