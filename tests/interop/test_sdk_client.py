@@ -9,46 +9,16 @@ Every line our server wrote is then checked against the official models as well.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from helpers.mcp_schema import WireChecker
-from mcp import Client, StdioServerParameters
+from helpers.sdk_stdio import check_log, serve_params
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.interop
-
-TESTS = Path(__file__).resolve().parent.parent
-REPO = TESTS.parent
-TEE = TESTS / "helpers" / "stdio_tee.py"
-
-
-def serve_params(log: Path, *args: str) -> StdioServerParameters:
-    command = [sys.executable, "-m", "harness.cli.main", "serve", "--demo", *args]
-    return StdioServerParameters(
-        command=sys.executable, args=[str(TEE), str(log), "--", *command], cwd=str(REPO)
-    )
-
-
-def read_log(log: Path) -> list[tuple[str, Any]]:
-    rows = [json.loads(x) for x in log.read_text().splitlines()]
-    return [(r["dir"], json.loads(r["line"])) for r in rows]
-
-
-def check_log(log: Path) -> list[tuple[str, Any]]:
-    """Validate every server line in context; the parsed log."""
-    checker = WireChecker()
-    wire = read_log(log)
-    for direction, message in wire:
-        if direction == "c2s":
-            checker.client_sent(message)
-        else:
-            checker.server_sent(message)
-    return wire
 
 
 def test_sdk_client_lists_calls_and_sees_errors(tmp_path: Path) -> None:

@@ -9,47 +9,19 @@ handshake-era ones for the last test, where the SDK's legacy mode answers an
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from helpers.mcp_schema import WireChecker
-from mcp import Client, StdioServerParameters
+from helpers.sdk_stdio import check_log, serve_params
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from harness.protocol.versions import META_PROTOCOL_VERSION, STATELESS_VERSION
 
 pytestmark = pytest.mark.interop
-
-TESTS = Path(__file__).resolve().parent.parent
-REPO = TESTS.parent
-TEE = TESTS / "helpers" / "stdio_tee.py"
-
-
-def serve_params(log: Path, *args: str) -> StdioServerParameters:
-    command = [sys.executable, "-m", "harness.cli.main", "serve", "--demo", *args]
-    return StdioServerParameters(
-        command=sys.executable, args=[str(TEE), str(log), "--", *command], cwd=str(REPO)
-    )
-
-
-def check_log(log: Path) -> list[tuple[str, Any]]:
-    """Every line both ways, every server line validated in context."""
-    checker = WireChecker()
-    wire = []
-    for row in log.read_text().splitlines():
-        entry = json.loads(row)
-        message = json.loads(entry["line"])
-        wire.append((entry["dir"], message))
-        if entry["dir"] == "c2s":
-            checker.client_sent(message)
-        else:
-            checker.server_sent(message)
-    return wire
 
 
 def sent(wire: list[tuple[str, Any]]) -> list[str]:
