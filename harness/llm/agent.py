@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.errors import UserError
 from harness.llm.cassette import CassetteMiss, open_cassette, request_key
-from harness.llm.client import Reply, chat_client
+from harness.llm.client import Reply, call_arguments, chat_client
 from harness.sim.agent import (
     AGENT_PARAM_PREFIX,
     Action,
@@ -206,15 +206,7 @@ class LLMAgent(Agent):
 
     def __init__(self) -> None:
         self.settings: dict[str, Any] = {k: knob.default for k, knob in KNOBS.items()}
-        self.messages: list[dict[str, Any]] = []
-        self.tools: list[dict[str, Any]] = []
-        self.queue: list[tuple[str, CallTool]] = []
-        self.awaiting: str | None = None
-        self.relist = False
-        self.turns = self.steps = 0
-        self.seed = 0
-        self.tokens_in = self.tokens_out = 0
-        self.latency_s = 0.0
+        self._start([], [], 0)
 
     def configure(self, params: Mapping[str, Any]) -> None:
         for key, value in params.items():
@@ -232,12 +224,16 @@ class LLMAgent(Agent):
                 ) from None
 
     def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
-        self.messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": task.prompt},
-        ]
+        system = {"role": "system", "content": SYSTEM_PROMPT}
+        self._start([system, {"role": "user", "content": task.prompt}], tools, seed)
+
+    def _start(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]], seed: int) -> None:
+        """Begin an episode (the constructor begins an empty one): everything but the settings."""
+        self.messages = messages
         self.tools = [to_model_tool(t) for t in tools]
-        self.queue, self.awaiting, self.relist = [], None, False
+        self.queue: list[tuple[str, CallTool]] = []
+        self.awaiting: str | None = None
+        self.relist = False
         self.turns = self.steps = 0
         self.seed = seed
         self.tokens_in = self.tokens_out = 0
@@ -336,8 +332,7 @@ class LLMAgent(Agent):
             for i, call in enumerate(calls):
                 function = call["function"]
                 call_id = str(call.get("id") or f"call_{self.turns}_{i}")
-                raw = function.get("arguments") or "{}"
-                arguments = json.loads(raw) if isinstance(raw, str) else dict(raw)
+                arguments = dict(call_arguments(function))  # the client let only an object through
                 said["tool_calls"].append(
                     {
                         "id": call_id,

@@ -35,7 +35,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ChatClient", "EndpointError", "Reply", "chat_client", "close_clients", "malformed_tool_calls"]
+__all__ = [
+    "ChatClient",
+    "EndpointError",
+    "Reply",
+    "call_arguments",
+    "chat_client",
+    "close_clients",
+    "malformed_tool_calls",
+]
 
 REASON_CHARS = 300
 """How much of an endpoint's error body goes into a reason (a row's ``error`` column is one line)."""
@@ -91,15 +99,22 @@ def malformed_tool_calls(message: Mapping[str, Any]) -> str | None:
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             return f"a tool call without a function name: {_brief(call)}"
         raw = function.get("arguments")
-        if raw in (None, ""):
-            continue
         try:
-            arguments = json.loads(raw) if isinstance(raw, str) else raw
+            arguments = call_arguments(function)
         except ValueError:
             return f"malformed tool-call arguments for {function['name']}: {_brief(raw)}"
         if not isinstance(arguments, dict):
             return f"tool-call arguments for {function['name']} are not a JSON object: {_brief(raw)}"
     return None
+
+
+def call_arguments(function: Mapping[str, Any]) -> Any:
+    """A tool call's arguments: its JSON text parsed (``ValueError`` if it is none), an object sent
+    as one, or ``{}`` when there are none."""
+    raw = function.get("arguments")
+    if raw in (None, ""):
+        return {}
+    return json.loads(raw) if isinstance(raw, str) else raw
 
 
 def _brief(value: object) -> str:
