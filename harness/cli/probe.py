@@ -88,8 +88,8 @@ def command(
     server_command: tuple[str, ...],
 ) -> None:
     """Probe how an MCP server over stdio reports errors, rule by rule, in each era it speaks."""
-    for name, value, least in (("--timeout", timeout, 0.0), ("--startup-timeout", startup_timeout, 0.0)):
-        if not value > least:
+    for name, value in (("--timeout", timeout), ("--startup-timeout", startup_timeout)):
+        if not value > 0:
             raise UserError(f"{name} must be a positive number of seconds, got {value:g}")
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
