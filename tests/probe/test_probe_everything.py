@@ -9,13 +9,12 @@ speak 2026-07-28 (``server/discover`` is an unknown method to it).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.npm import npm_install
 
 from harness.probe import ProbeConfig, Report, run_probe
 from harness.probe.outcomes import AS_SPEC, BASIS_SPEC, NO_REPLY, NOT_RUN, RESULT
@@ -29,31 +28,12 @@ PACKAGE = "@modelcontextprotocol/server-everything"
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
 
 
-def _installed() -> bool:
-    manifest = CACHE / "node_modules" / PACKAGE / "package.json"
-    pinned = json.loads(PIN.read_text())["dependencies"][PACKAGE]
-    return manifest.is_file() and json.loads(manifest.read_text()).get("version") == pinned
-
-
 @pytest.fixture(scope="module")
 def everything() -> Report:
     """The probe's report on the pinned server, installed first if it is not there yet."""
-    npm = shutil.which("npm")
-    if shutil.which("npx") is None or npm is None:
+    if shutil.which("npx") is None or shutil.which("npm") is None:
         pytest.skip("npx/npm are not installed, so server-everything cannot be installed")
-    if not _installed():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(PIN, CACHE / "package.json")
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=CACHE,
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
-        if done.returncode != 0 or not _installed():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            pytest.skip(f"npm could not install {PACKAGE} (offline?): {' | '.join(tail)}")
+    npm_install(CACHE, PIN, PACKAGE)
     command = (str(CACHE / "node_modules" / ".bin" / "mcp-server-everything"), "stdio")
     return run_probe(ProbeConfig(command, timeout=5.0, startup_timeout=60.0))
 
