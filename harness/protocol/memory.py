@@ -10,7 +10,8 @@ dead: this and every later ``send`` raise :class:`ServerCrashed`.
 
 Server-to-client requests (a handshake-era tool asking for input) are answered
 while the transport waits for a reply: ``on_request(request) -> response`` when
-the client set it, else a -32601 error response; each answer is handed to
+the client set it, else ``{}`` for ping and a -32601 error response for the rest
+(:func:`~harness.protocol.messages.answer_request`, as every transport); each answer is handed to
 ``server.handle``, which returns the pending call's reply once it has every
 answer. A handler that raises :class:`RPCError` answers with its code; any
 other exception answers -32603. Notifications still go to :meth:`InMemoryTransport.take_notifications`.
@@ -21,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.protocol.codecs import get_codec
-from harness.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RPCError, ServerCrashed
-from harness.protocol.messages import Message, error_response
+from harness.protocol.errors import INTERNAL_ERROR, ServerCrashed
+from harness.protocol.messages import Message, answer_request, error_response
 from harness.protocol.server import MCPServer
 
 Tap = Callable[[str, bytes], None]
@@ -75,17 +76,7 @@ class InMemoryTransport:
 
     def _answer(self, request: Message) -> Message | None:
         """Answer one server-to-client request; the server's reply to that (None: still waiting)."""
-        handler = self.on_request
-        try:
-            if handler is None:
-                raise RPCError(METHOD_NOT_FOUND, f"client does not support {request.get('method')}")
-            answer = handler(request)
-        except RPCError as exc:  # the client's handler refused: the server reads it as an error reply
-            answer = error_response(request["id"], exc.code, exc.message, exc.data)
-        except Exception as exc:
-            answer = error_response(
-                request["id"], INTERNAL_ERROR, f"client handler: {type(exc).__name__}: {exc}"
-            )
+        answer = answer_request(self.on_request, request)
         wire = self.codec.encode(answer)
         if self.tap is not None:
             self.tap("c2s", wire)

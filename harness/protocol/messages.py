@@ -15,9 +15,16 @@ Messages are plain dicts: whatever crosses a transport has been through JSON.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from harness.protocol.errors import InvalidParams, InvalidRequest
+from harness.protocol.errors import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    InvalidParams,
+    InvalidRequest,
+    RPCError,
+)
 
 JSONRPC = "2.0"
 
@@ -55,6 +62,26 @@ def error_response(id: RequestId | None, code: int, message: str, data: Any = No
     if data is not None:
         err["data"] = data
     return {"jsonrpc": JSONRPC, "id": id, "error": err}
+
+
+def answer_request(handler: Callable[[Message], Message] | None, request: Message) -> Message:
+    """A client's response to a server-to-client ``request``, whatever ``handler`` does.
+
+    ``handler(request)`` when there is one (every transport's ``on_request``); with
+    none, ``ping`` gets ``{}`` and anything else -32601. A handler that raises
+    :class:`RPCError` answers with its code and data; any other exception, -32603.
+    """
+    rid = request.get("id")
+    try:
+        if handler is not None:
+            return handler(request)
+        if request.get("method") == "ping":
+            return response(rid, {})
+        return error_response(rid, METHOD_NOT_FOUND, f"client does not support {request.get('method')}")
+    except RPCError as exc:
+        return error_response(rid, exc.code, exc.message, exc.data)
+    except Exception as exc:
+        return error_response(rid, INTERNAL_ERROR, f"client handler: {type(exc).__name__}: {exc}")
 
 
 def is_notification(message: Message) -> bool:

@@ -48,8 +48,8 @@ from typing import Any
 
 import httpx
 
-from harness.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RPCError, TransportError
-from harness.protocol.messages import Message, error_response, is_valid_id, response
+from harness.protocol.errors import TransportError
+from harness.protocol.messages import Message, answer_request, is_valid_id
 from harness.protocol.versions import META_PROTOCOL_VERSION, is_stateless
 from harness.transports.mcp_headers import (
     LAST_EVENT_HEADER,
@@ -389,22 +389,8 @@ class HTTPClientTransport:
         return None
 
     def _answer_server_request(self, request: Message) -> None:
-        rid = request.get("id")
-        if not is_valid_id(rid):
-            return
-        handler = self.on_request
-        try:
-            if handler is not None:
-                answer = handler(request)
-            elif request.get("method") == "ping":
-                answer = response(rid, {})
-            else:
-                answer = error_response(rid, METHOD_NOT_FOUND, f"client offers no {request.get('method')}")
-        except RPCError as exc:
-            answer = error_response(rid, exc.code if exc.code is not None else INTERNAL_ERROR, exc.message)
-        except Exception as exc:
-            answer = error_response(rid, INTERNAL_ERROR, f"client handler: {type(exc).__name__}: {exc}")
-        self.send(answer)
+        if is_valid_id(request.get("id")):
+            self.send(answer_request(self.on_request, request))
 
     def _start_listening(self) -> None:
         """Open the session's GET stream on a thread once the handshake is done (``listen``)."""

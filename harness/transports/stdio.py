@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from harness.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, RPCError, TransportError
-from harness.protocol.messages import Message, error_response, is_valid_id, response
+from harness.protocol.errors import INVALID_REQUEST, TransportError
+from harness.protocol.messages import Message, answer_request, error_response, is_valid_id
 from harness.protocol.server import MCPServer
 
 log = logging.getLogger("harness.stdio")
@@ -223,18 +223,7 @@ class StdioTransport:
         # A server-to-client request: on_request answers it; without one, ping gets {}, the rest -32601.
         if not is_valid_id(msg.get("id")):
             return
-        handler = self.on_request
-        try:
-            if handler is not None:
-                reply = handler(msg)
-            elif msg.get("method") == "ping":
-                reply = response(msg["id"], {})
-            else:
-                reply = error_response(msg["id"], -32601, f"client does not support {msg.get('method')}")
-        except RPCError as exc:
-            reply = error_response(msg["id"], exc.code, exc.message, exc.data)
-        except Exception as exc:
-            reply = error_response(msg["id"], INTERNAL_ERROR, f"client handler: {type(exc).__name__}: {exc}")
+        reply = answer_request(self.on_request, msg)
         self.write_raw(json.dumps(reply).encode())
 
     def _exit_text(self) -> str:
