@@ -84,16 +84,13 @@ class _LaneResult:
 
     def saw(self, session: ProbeSession, rule_ids: Sequence[str]) -> None:
         """Keep what ``session`` learnt: late replies for its rules, the first evidence of each kind."""
-        if session.alive and any(o.late is not None for o in self._open(rule_ids)):
+        if session.alive and any(self.outcomes[r].late is not None for r in rule_ids):
             session.collect_late(session.timeout)
         for rule_id in rule_ids:
             self.outcomes[rule_id] = late_outcome(self.outcomes[rule_id], session.late)
         self.echoed = self.echoed or session.echoed
         self.not_jsonrpc = self.not_jsonrpc or session.not_jsonrpc
         self.responded = self.responded or session.responded
-
-    def _open(self, rule_ids: Sequence[str]) -> list[Outcome]:
-        return [self.outcomes[r] for r in rule_ids if r in self.outcomes]
 
 
 def late_outcome(outcome: Outcome, late: dict[int, Message]) -> Outcome:
@@ -179,20 +176,14 @@ def not_mcp(lanes: Sequence[_LaneResult]) -> str | None:
 
 def eras_of(outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
     """Which eras the server speaks, from the rows that ask: initialize answers, server/discover."""
-    echoed = [
-        rule_id.removeprefix("version.")
-        for rule_id, outcome in outcomes.items()
-        if rule_id.startswith("version.") and outcome.label == ECHO
-    ]
-    asked = [o for r, o in outcomes.items() if r.startswith("version.")]
-    answered = [o for o in asked if o.label in (ECHO, OTHER_VERSION)]
-    first = asked[0] if asked else None
-    handshake = {
-        "spoken": bool(answered),
-        "evidence": f"initialize echoed {', '.join(echoed)}"
-        if echoed
-        else (answered[0].detail if answered else _said("initialize", first)),
-    }
+    asked = {r.removeprefix("version."): o for r, o in outcomes.items() if r.startswith("version.")}
+    echoed = [version for version, o in asked.items() if o.label == ECHO]
+    answered = [o for o in asked.values() if o.label in (ECHO, OTHER_VERSION)]
+    if echoed:
+        evidence = f"initialize echoed {', '.join(echoed)}"
+    else:
+        evidence = answered[0].detail if answered else _said("initialize", next(iter(asked.values()), None))
+    handshake = {"spoken": bool(answered), "evidence": evidence}
     found = outcomes.get("stateless.discover")
     stateless = {
         "spoken": found is not None and found.label in (DISCOVERED, MALFORMED_DISCOVER),
