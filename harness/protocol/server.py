@@ -432,12 +432,14 @@ class MCPServer:
         request_log = self._request_log
         if request_log is not None:  # a stateless request: only its own logLevel opts in
             wanted = request_log[0]
-            if wanted in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(wanted):
-                note = {"level": level, "data": data, **({"logger": logger} if logger is not None else {})}
-                self._outbox.append(notification("notifications/message", note))
+            if wanted not in LOG_LEVELS:
+                return
+            floor = LOG_LEVELS.index(wanted)
+        elif self.state is State.READY:
+            floor = LOG_LEVELS.index(self.log_level) if self.log_level is not None else 0
+        else:
             return
-        floor = LOG_LEVELS.index(self.log_level) if self.log_level is not None else 0
-        if self.state is State.READY and LOG_LEVELS.index(level) >= floor:
+        if LOG_LEVELS.index(level) >= floor:
             params: dict[str, Any] = {"level": level, "data": data}
             if logger is not None:
                 params["logger"] = logger
@@ -722,7 +724,7 @@ class MCPServer:
                 "logging": {},
                 "completions": {},
             },
-            "serverInfo": {"name": self.name, "version": self.version},
+            "serverInfo": self.server_info,
         }
         if self.instructions:
             result["instructions"] = self.instructions

@@ -403,6 +403,11 @@ def _accepts(request: Request, media: str) -> bool:
     return bool(kinds & {media, media.split("/", 1)[0] + "/*", "*/*"})
 
 
+def _asks_for_sse(request: Request) -> bool:
+    """Whether the client's Accept names SSE (an absent Accept allows anything but asks for JSON)."""
+    return request.headers.get("accept") is not None and _accepts(request, _SSE)
+
+
 def _host_name(value: str) -> str | None:
     try:
         return urlsplit("//" + value).hostname
@@ -530,7 +535,7 @@ class StreamableHTTP:
             if message.get("method") == CANCELLED and isinstance(params, dict):
                 session.cancelled(params.get("requestId"))
             return Response(status_code=202)
-        sse = _accepts(request, _SSE) and request.headers.get("accept") is not None
+        sse = _asks_for_sse(request)
         if reply is None or outcome.flags.cut or (notes and sse):
             post = session.open_stream(outcome.flags.retry_ms or self.retry_ms)
             session.send_on(post, notes)
@@ -613,7 +618,7 @@ class StreamableHTTP:
         status = 200
         if "error" in reply:
             status = STATELESS_ERROR_STATUS.get(reply["error"].get("code"), 200)
-        if own and status == 200 and _accepts(request, _SSE) and request.headers.get("accept") is not None:
+        if own and status == 200 and _asks_for_sse(request):
             return _stream(_plain_events([*own, reply]))
         return _json(reply, status)
 
@@ -660,7 +665,7 @@ class StreamableHTTP:
             server.take_notifications()
 
     def _get(self, request: Request) -> Response:
-        if not _accepts(request, _SSE) or request.headers.get("accept") is None:
+        if not _asks_for_sse(request):
             raise _Reject(406, None, f"Accept must allow {_SSE}")
         self._check_version(request)
         session = self._session(request)
