@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.inputs import Confirmer
 from helpers.pair import text_of
 
 from harness.protocol import MCPClient, RPCError
@@ -38,18 +39,6 @@ SETTLED = {
     "auto": ("stateless", "2026-07-28"),
     "2026-07-28": ("stateless", "2026-07-28"),
 }
-
-
-class Confirmer:
-    """An input handler that confirms (or refuses) every elicitation and records what it was asked."""
-
-    def __init__(self, confirm: bool = True) -> None:
-        self.confirm = confirm
-        self.asked: list[tuple[str, dict[str, Any]]] = []
-
-    def __call__(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.asked.append((method, params))
-        return {"action": "accept", "content": {"confirm": self.confirm}}
 
 
 def connect(mode: str, handler: Confirmer | None = None) -> MCPClient:

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+from helpers.inputs import Confirmer
 from helpers.pair import text_of
 
 from harness.fixtures.demo import build_demo_server
@@ -42,16 +43,6 @@ def lab(**kwargs: Any) -> MCPServer:
     if server.allowed_tools is not None:
         server.allowed_tools.add("delete_file")
     return server
-
-
-class Confirmer:
-    def __init__(self, confirm: bool = True) -> None:
-        self.confirm = confirm
-        self.asked: list[tuple[str, dict[str, Any]]] = []
-
-    def __call__(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.asked.append((method, params))
-        return {"action": "accept", "content": {"confirm": self.confirm}}
 
 
 def connect(mode: str, server: MCPServer | None = None, **kwargs: Any) -> tuple[MCPClient, InMemoryTransport]:
