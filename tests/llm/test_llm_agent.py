@@ -4,7 +4,6 @@ failure under each strategy and host, one action per step, and what a session co
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.llm.agent import LLMAgent, render
-from harness.llm.client import Reply, close_clients, malformed_tool_calls
+from harness.llm.client import Reply, malformed_tool_calls
 from harness.sim.agent import (
     AgentParamError,
     CallTool,
@@ -31,12 +30,6 @@ from harness.sim.session import run_session
 
 REASON = "2025-03-14"
 """What the booking tool's error says the date must look like (strict_dates)."""
-
-
-@pytest.fixture(autouse=True)
-def _close_clients() -> Iterator[None]:
-    yield
-    close_clients()
 
 
 def params(fake: FakeEndpoint, **more: Any) -> dict[str, Any]:

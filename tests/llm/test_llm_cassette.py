@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,6 @@ from harness.llm.cassette import Cassette, CassetteMiss, request_key
 from harness.llm.client import Reply, close_clients
 from harness.sim.row import summary_row
 from harness.sim.session import run_session
-
-
-@pytest.fixture(autouse=True)
-def _close_clients() -> Iterator[None]:
-    yield
-    close_clients()
 
 
 def reply(text: str) -> Reply:

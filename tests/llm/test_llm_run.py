@@ -4,7 +4,6 @@ of everything written, and one-line usage errors."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -19,11 +18,9 @@ KEY = "sk-test-never-written-8d1f"
 
 
 @pytest.fixture(autouse=True)
-def _setup(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _setup(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("CI", "1")  # no progress bar
-    yield
-    close_clients()
 
 
 def against(fake: FakeEndpoint) -> list[str]:
