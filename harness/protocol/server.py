@@ -500,18 +500,21 @@ class MCPServer:
             if method == lifecycle.INITIALIZE:
                 self.state = lifecycle.after(self.state, method)
             return {"jsonrpc": JSONRPC, "id": message["id"], "result": result}
-        except RPCError as exc:
-            if _is_notification_envelope(message):
-                return None  # a notification is never answered, not even with an error (bad params)
-            return error_response(reply_id(message), exc.code, exc.message, exc.data)
-        except _AskClient as ask:
-            return self._ask_client(message["id"], ask)
         except ToolEscape as esc:
             raise esc.original from None
         except Exception as exc:
-            return error_response(
-                reply_id(message), INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"
-            )
+            if isinstance(exc, RPCError) and _is_notification_envelope(message):
+                return None  # a notification is never answered, not even with an error (bad params)
+            return self._failed(reply_id(message), exc)
+
+    def _failed(self, request_id: RequestId | None, exc: Exception) -> Message | None:
+        """The reply to a request whose handling raised ``exc`` (a tools/call that asks the client waits)."""
+        if isinstance(exc, RPCError):
+            return error_response(request_id, exc.code, exc.message, exc.data)
+        if isinstance(exc, _AskClient):
+            assert request_id is not None
+            return self._ask_client(request_id, exc)
+        return error_response(request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}")
 
     def handle_text(self, text: str | bytes) -> str | None:
         """The byte edge: parse, handle, serialize. Bad bytes get -32700 with id null."""
@@ -688,21 +691,12 @@ class MCPServer:
         if call.waiting:
             return None  # more answers to come
         try:
-            return {
-                "jsonrpc": JSONRPC,
-                "id": call.request_id,
-                "result": self._call_tool(call.params, call.answers),
-            }
-        except RPCError as exc:
-            return error_response(call.request_id, exc.code, exc.message, exc.data)
-        except _AskClient as ask:
-            return self._ask_client(call.request_id, ask)
+            result = self._call_tool(call.params, call.answers)
         except ToolEscape as esc:
             raise esc.original from None
         except Exception as exc:
-            return error_response(
-                call.request_id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"
-            )
+            return self._failed(call.request_id, exc)
+        return {"jsonrpc": JSONRPC, "id": call.request_id, "result": result}
 
     # -- methods -------------------------------------------------------------------
 
