@@ -508,12 +508,8 @@ class MCPClient:
             raise EraError(
                 None, "subscriptions/listen belongs to the stateless era; use list_changed instead"
             )
-        wanted: dict[str, Any] = {}
-        for key, on in (("toolsListChanged", tools), ("promptsListChanged", prompts)):
-            if on:
-                wanted[key] = True
-        if resources:
-            wanted["resourcesListChanged"] = True
+        flags = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
+        wanted: dict[str, Any] = {key: True for key, on in flags.items() if on}
         uris = list(resource_uris)
         if uris:
             wanted["resourceSubscriptions"] = uris
