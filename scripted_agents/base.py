@@ -224,10 +224,7 @@ class ScriptedAgent(Agent):
     def configure(self, params: Mapping[str, Any]) -> None:
         for key, value in params.items():
             if key not in self.knobs:
-                takes = f"it takes: {', '.join(self.knobs)}" if self.knobs else "it takes no knobs"
-                raise AgentParamError(
-                    f"agent {self.name!r} does not take {AGENT_PARAM_PREFIX}{key} ({takes})"
-                )
+                raise self.unknown_knob(key)
             problem = KNOBS[key].problem(value)
             if problem is not None:
                 raise AgentParamError(f"agent {self.name!r}: {AGENT_PARAM_PREFIX}{key} {problem}")

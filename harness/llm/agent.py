@@ -212,10 +212,7 @@ class LLMAgent(Agent):
         for key, value in params.items():
             knob = KNOBS.get(key)
             if knob is None:
-                raise AgentParamError(
-                    f"agent {self.name!r} does not take {AGENT_PARAM_PREFIX}{key} "
-                    f"(it takes {', '.join(KNOBS)})"
-                )
+                raise self.unknown_knob(key)
             try:
                 self.settings[key] = knob.parse(value)
             except (ValueError, TypeError) as exc:

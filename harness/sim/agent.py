@@ -147,11 +147,13 @@ class Agent(ABC):
         the agent and the knob; an agent with knobs overrides it (and lists them in ``knobs``).
         """
         if params:
-            key = next(iter(params))
-            name = getattr(self, "name", type(self).__name__)
-            raise AgentParamError(
-                f"agent {name!r} does not take {AGENT_PARAM_PREFIX}{key} (it takes no knobs)"
-            )
+            raise self.unknown_knob(next(iter(params)))
+
+    def unknown_knob(self, key: str) -> AgentParamError:
+        """The one-line error for a knob this agent does not take, naming those it does."""
+        name = getattr(self, "name", type(self).__name__)
+        takes = f"it takes: {', '.join(self.knobs)}" if self.knobs else "it takes no knobs"
+        return AgentParamError(f"agent {name!r} does not take {AGENT_PARAM_PREFIX}{key} ({takes})")
 
     @abstractmethod
     def reset(self, task: Task, tools: Sequence[dict[str, Any]], seed: int) -> None:
