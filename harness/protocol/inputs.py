@@ -67,8 +67,13 @@ class InputRequest:
     @property
     def digest(self) -> str:
         """A short digest of method and params: binds an answer to the question asked."""
-        text = json.dumps([self.method, self.params], sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        return json_digest([self.method, self.params])
+
+
+def json_digest(value: Any) -> str:
+    """A short sha256 of ``value`` as canonical JSON (sorted keys), independent of key order."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def elicit(message: str, requested_schema: Mapping[str, Any]) -> InputRequest:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.protocol.errors import InvalidParams
-from harness.protocol.inputs import Answer
+from harness.protocol.inputs import Answer, json_digest
 
 STATE_VERSION = "s1"
 DEFAULT_MAX_OUTSTANDING = 4096
@@ -52,8 +52,7 @@ def _unb64(text: str) -> bytes:
 
 def arguments_digest(arguments: dict[str, Any]) -> str:
     """A digest of a call's arguments, independent of key order."""
-    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return json_digest(arguments)
 
 
 @dataclass(frozen=True)
