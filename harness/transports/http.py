@@ -527,10 +527,11 @@ class StreamableHTTP:
         reply, notes = outcome.reply, outcome.notes
         if not is_request:
             post = session.outgoing.pop(message.get("id"), None) if answer_only else None
+            out = [*notes, reply] if reply is not None else notes
             if post is not None:  # the client answered our request: what follows goes where it came from
-                session.send_on(post, [*notes, reply] if reply is not None else notes)
+                session.send_on(post, out)
             else:
-                session.deliver([*notes, reply] if reply is not None else notes)
+                session.deliver(out)
             params = message.get("params")
             if message.get("method") == CANCELLED and isinstance(params, dict):
                 session.cancelled(params.get("requestId"))
