@@ -9,12 +9,10 @@ If an exception escapes the server (the ``escape`` strategy), the server is
 dead: this and every later ``send`` raise :class:`ServerCrashed`.
 
 Server-to-client requests (a handshake-era tool asking for input) are answered
-while the transport waits for a reply: ``on_request(request) -> response`` when
-the client set it, else ``{}`` for ping and a -32601 error response for the rest
-(:func:`~harness.protocol.messages.answer_request`, as every transport); each answer is handed to
-``server.handle``, which returns the pending call's reply once it has every
-answer. A handler that raises :class:`RPCError` answers with its code; any
-other exception answers -32603. Notifications still go to :meth:`InMemoryTransport.take_notifications`.
+while the transport waits for a reply, by ``on_request`` as every transport
+answers them (:func:`~harness.protocol.messages.answer_request`); each answer is
+handed to ``server.handle``, which returns the pending call's reply once it has
+every answer. Notifications still go to :meth:`InMemoryTransport.take_notifications`.
 """
 
 from __future__ import annotations
@@ -39,7 +37,7 @@ class InMemoryTransport:
         self.tap = tap
         self.crashed: BaseException | None = None
         self.on_request: Callable[[Message], Message] | None = None
-        """Answers a server-to-client request (the client sets it); None: -32601 to each."""
+        """Answers a server-to-client request (the client sets it); None: ping gets {}, the rest -32601."""
         self._inbox: list[Message] = []
         self._asked: list[Message] = []
 
