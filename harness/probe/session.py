@@ -57,7 +57,7 @@ from harness.probe.outcomes import (
 )
 from harness.protocol.errors import TransportError
 from harness.protocol.lifecycle import State
-from harness.protocol.messages import Message, error_response, is_valid_id, response
+from harness.protocol.messages import Message, answer_request, is_valid_id
 from harness.protocol.stateless import SERVER_INFO
 from harness.protocol.versions import (
     META_CLIENT_CAPABILITIES,
@@ -421,12 +421,8 @@ class ProbeSession:
         # A server-to-client request gets an answer (ping) or a refusal; notifications are ignored.
         if "id" not in msg or not is_valid_id(msg["id"]):
             return
-        if msg.get("method") == "ping":
-            reply = response(msg["id"], {})
-        else:
-            reply = error_response(msg["id"], -32601, f"the probe does not support {msg.get('method')}")
         with contextlib.suppress(TransportError):
-            self._write(_dump(reply))
+            self._write(_dump(answer_request(None, msg)))
 
     def _write(self, data: bytes) -> None:
         # Remember what was sent, so that an echo of it is never read as the peer's own message.
