@@ -7,6 +7,7 @@ Layout of ``results/<timestamp>/``::
     sessions.parquet     all rows, one per session, in grid order (written when the grid is done)
     errors.log           tracebacks of sessions that failed inside the harness
     traces/*.jsonl       wire traces, with --traces
+    writer.lock          locked by the one process writing the run (it holds that pid)
 
 Every file is written to a temporary name and renamed into place, so a kill at
 any moment leaves only whole files. Chunks are named by the grid position of
@@ -14,11 +15,19 @@ their first row and cover contiguous ranges, so reading them in name order is
 grid order, whichever executor finished them. Once ``sessions.parquet`` exists
 it is the table, and leftover chunks (a kill before their removal) are ignored,
 so nothing is lost and nothing is counted twice.
+
+One writer at a time: a run holds an exclusive ``flock`` on ``writer.lock`` from before its
+manifest is written until it ends. The kernel drops the lock when the process dies however it
+dies, so a killed run can be resumed at once, while a second ``harness run`` (a new run or a
+``--resume``) on a directory that is being written is refused, naming the holder's pid. Every
+reader refuses a table that holds a session key twice rather than count it twice.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -44,6 +53,7 @@ SESSIONS = "sessions.parquet"
 CHUNKS = "chunks"
 ERRORS = "errors.log"
 TRACES = "traces"
+LOCK = "writer.lock"
 ROW_GROUP = 5_000
 FINISHED = "complete"
 """The manifest's ``status`` once every cell of the grid has its row in ``sessions.parquet``;
@@ -110,6 +120,81 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> Non
         raise
 
 
+class WriterBusy(UserError):
+    """Another process is writing this results directory; a second writer would count rows twice."""
+
+
+class WriterLock:
+    """The one writer's exclusive lock on a results directory (``writer.lock``, see the module).
+
+    ``flock`` rather than a pid file: the kernel releases it when the holder dies, however it
+    dies, so there is no stale lock to clear after a kill. The file is never removed (removing a
+    lock file lets two processes lock two different files of the same name).
+    """
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path, self._fd = path, fd
+
+    @classmethod
+    def acquire(cls, directory: Path) -> WriterLock:
+        """Take the lock now, or raise :class:`WriterBusy` naming the holder's pid."""
+        path = directory / LOCK
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise UserError(f"{directory}: cannot open {LOCK} ({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = _pid_in(fd)
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise UserError(f"{path}: cannot lock ({exc.strerror or exc})") from None
+            who = f"process {holder}" if holder else "another process"
+            raise WriterBusy(
+                f"{directory}: {who} is writing this run now; one writer at a time "
+                "(wait for it to end, or stop it and then --resume)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        return cls(path, fd)
+
+    @classmethod
+    def check(cls, directory: Path) -> None:
+        """Raise :class:`WriterBusy` if a writer holds ``directory`` now (the lock is taken and
+        given back at once; the writer that runs takes it again for good)."""
+        if (directory / LOCK).exists():
+            cls.acquire(directory).release()
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # closing the only descriptor drops the flock
+            self._fd = -1
+
+
+def _pid_in(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def refuse_duplicates(df: pd.DataFrame, keys: Sequence[str], where: str | Path) -> None:
+    """Refuse a table in which a session key appears twice: its rates would count it twice."""
+    present = [k for k in keys if k in df.columns]
+    if not present or df.empty:
+        return
+    extra = int(df.duplicated(subset=present).sum())
+    if extra:
+        sessions = len(df) - extra
+        raise UserError(
+            f"{where}: {extra} row{'s' if extra != 1 else ''} repeat a session key already in the table "
+            f"({len(df)} rows for {sessions} sessions): two writers wrote into this run, and its rates "
+            "would count those sessions twice; refusing to read it (rerun it into a new --out)"
+        )
+
+
 def _table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     # Every column any row has, in order of first appearance: from_pylist would take the first
     # row's keys alone, and a short error row first would drop the other rows' columns.
@@ -128,6 +213,8 @@ class ResultsDir:
     def __init__(self, path: Path, manifest: dict[str, Any]) -> None:
         self.path = path
         self.manifest = manifest
+        self.lock: WriterLock | None = None
+        """Held while this object writes the run (:meth:`create`, :meth:`claim`)."""
 
     # -- creating and opening ------------------------------------------------------
 
@@ -140,7 +227,8 @@ class ResultsDir:
         path = Path(path)
         if path.is_file():
             raise UserError(f"{path}: a file, not a directory; give --out a new or empty directory")
-        if path.is_dir() and any(path.iterdir()):
+        if path.is_dir() and any(p.name != LOCK for p in path.iterdir()):
+            WriterLock.check(path)  # a run being written now: say whose, not just "use --resume"
             if (path / MANIFEST).exists():
                 try:
                     state = f" ({_brief(ResultsDir.open(path).state())})"
@@ -160,15 +248,38 @@ class ResultsDir:
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], manifest: dict[str, Any]) -> ResultsDir:
+        """A new run in ``path``, locked for this process until :meth:`release`."""
         path = cls.check_new(path)
+        lock = WriterLock.acquire(path)
         try:
-            (path / CHUNKS).mkdir(exist_ok=True)
-        except OSError as exc:
-            raise UserError(f"{path}: cannot create {CHUNKS}/ ({exc.strerror or exc})") from None
-        manifest = {"format": FORMAT, **manifest}
-        results = cls(path, manifest)
-        results.write_manifest()
+            cls.check_new(path)  # again under the lock: another writer may have begun in between
+            try:
+                (path / CHUNKS).mkdir(exist_ok=True)
+            except OSError as exc:
+                raise UserError(f"{path}: cannot create {CHUNKS}/ ({exc.strerror or exc})") from None
+            results = cls(path, {"format": FORMAT, **manifest})
+            results.lock = lock
+            results.write_manifest()
+        except BaseException:
+            lock.release()
+            raise
         return results
+
+    def claim(self) -> None:
+        """Become the run's one writer (to resume it), or raise :class:`WriterBusy`.
+
+        The manifest is read again under the lock: the writer that held it may have finished
+        the run (and rewritten the manifest) since this object read it.
+        """
+        if self.lock is None:
+            self.lock = WriterLock.acquire(self.path)
+            self.manifest = ResultsDir.open(self.path).manifest
+
+    def release(self) -> None:
+        """Stop being the writer (the kernel does this too if the process dies)."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> ResultsDir:
@@ -280,15 +391,24 @@ class ResultsDir:
                 missing.remove(key)
         if missing:
             raise UserError(f"{self.path}: results lack key columns {missing}")
+        refuse_duplicates(df, self.key_columns(), self.path)
         return df
 
     def done_keys(self) -> set[tuple[Any, ...]]:
         """Keys of finished rows (read column by column: the rows themselves stay on disk)."""
         keys = self.key_columns()
         done: set[tuple[Any, ...]] = set()
+        rows = 0
         for f in self._files():
             table = self._read(f, keys)
+            rows += table.num_rows
             done.update(zip(*(table.column(k).to_pylist() for k in keys), strict=True))
+        if rows > len(done):
+            raise UserError(
+                f"{self.path}: {rows - len(done)} rows repeat a session key ({rows} rows for {len(done)} "
+                "sessions): two writers wrote into this run; it cannot be resumed into a sound table "
+                "(rerun it into a new --out)"
+            )
         return done
 
     def consolidate(self) -> dict[str, Any]:
@@ -421,9 +541,16 @@ def load_run(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, RunState]:
             raise UserError(f"{p}: corrupt results file ({exc})") from None
         if p.name == SESSIONS and (p.parent / MANIFEST).exists():
             try:
-                return frame, ResultsDir.open(p.parent).state(len(frame))
-            except UserError:
+                owner = ResultsDir.open(p.parent)
+                keys = owner.key_columns()
+            except (UserError, KeyError):
                 pass
+            else:
+                refuse_duplicates(frame, keys, p)
+                return frame, owner.state(len(frame))
+        # No manifest to name the swept parameters: they are the columns with a dot in the name
+        # (faults.rate, agent.backoff), which no row column has.
+        refuse_duplicates(frame, [*KEY_COLUMNS, *(c for c in frame.columns if "." in str(c))], p)
         return frame, RunState(None, None, len(frame), None)
     results = ResultsDir.open(p)
     frame = results.read_rows()

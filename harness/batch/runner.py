@@ -37,7 +37,7 @@ import pandas as pd
 from harness import __version__
 from harness.batch.grid import Cell, Grid
 from harness.batch.results import ResultsDir
-from harness.batch.worker import Outcome, SessionOptions, error_row, run_cells
+from harness.batch.worker import Outcome, SessionOptions, die_with_parent, error_row, run_cells
 from harness.errors import UserError
 from harness.sim.row import ROW_VERSION
 
@@ -149,6 +149,13 @@ def _drain(
                 broken.append(cells)
 
 
+def _pool(workers: int, ctx: Any) -> cf.ProcessPoolExecutor:
+    """A pool whose workers end when this process does (:func:`~harness.batch.worker.die_with_parent`)."""
+    return cf.ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)
+    )
+
+
 def _process(
     tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None
 ) -> Iterator[Finished]:
@@ -158,7 +165,7 @@ def _process(
     while True:
         broken: list[list[Cell]] = []
         unstarted: list[list[Cell]] = []
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        with _pool(workers, ctx) as pool:
             futures: dict[cf.Future[list[Outcome]], list[Cell]] = {}
 
             try:
@@ -185,7 +192,7 @@ def _process(
             return
         # One at a time in one worker: the first task that breaks the pool is the culprit.
         while isolate:
-            with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+            with _pool(1, ctx) as pool:
                 in_order = [pool.submit(run_cells, t, options) for t in isolate]
                 rest: list[list[Cell]] = []
                 for i, (fut, task) in enumerate(zip(in_order, isolate, strict=True)):
@@ -395,20 +402,12 @@ def run_batch(
     started = time.perf_counter()
     if resume:
         results = ResultsDir.open(out)
-        if results.grid != grid:
-            raise UserError(f"{out}: --resume with a different grid than the run's manifest")
-        written = results.manifest.get("row_version", 1)
-        if written != ROW_VERSION:
-            raise UserError(
-                f"{out}: its rows are of version {written} and this harness writes version "
-                f"{ROW_VERSION} (see harness.sim.row.ROW_VERSION); a resume would mix two meanings "
-                "of the same columns in one table: start a new run"
-            )
-        results.clean_temporaries()
-        results.manifest.setdefault("resumed", []).append(_now())
-        results.manifest["status"] = "running"
-        results.write_manifest()
-        done = results.done_keys()
+        results.claim()  # one writer at a time: refused here if another process is writing it
+        try:
+            done = _reopen(results, grid, out)
+        except BaseException:
+            results.release()
+            raise
     else:
         results = ResultsDir.create(
             out,
@@ -434,6 +433,45 @@ def run_batch(
             },
         )
         done = set()
+    try:
+        return _write(results, grid, done, executor, options, workers, scheduler, progress, started)
+    finally:
+        results.release()
+
+
+def _reopen(results: ResultsDir, grid: Grid, out: Path) -> set[tuple[Any, ...]]:
+    """Check that ``results`` (locked) can be resumed with ``grid``, mark it running, and return
+    the keys it has already."""
+    if results.grid != grid:
+        raise UserError(f"{out}: --resume with a different grid than the run's manifest")
+    written = results.manifest.get("row_version", 1)
+    if written != ROW_VERSION:
+        raise UserError(
+            f"{out}: its rows are of version {written} and this harness writes version "
+            f"{ROW_VERSION} (see harness.sim.row.ROW_VERSION); a resume would mix two meanings "
+            "of the same columns in one table: start a new run"
+        )
+    results.clean_temporaries()
+    done = results.done_keys()
+    results.manifest.setdefault("resumed", []).append(_now())
+    results.manifest["status"] = "running"
+    results.write_manifest()
+    return done
+
+
+def _write(
+    results: ResultsDir,
+    grid: Grid,
+    done: set[tuple[Any, ...]],
+    executor: str,
+    options: SessionOptions,
+    workers: int,
+    scheduler: str | None,
+    progress: Callable[[int, int], ProgressFn] | None,
+    started: float,
+) -> BatchSummary:
+    """Run the cells of ``grid`` not in ``done`` into ``results`` (whose lock the caller holds)."""
+    out = results.path
     remaining = len(grid) - len(done)
     advance = progress(len(grid), len(done)) if progress else None
     ran = errors = 0

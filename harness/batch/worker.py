@@ -7,9 +7,16 @@ starts quickly.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import importlib
 import io
+import os
+import signal
+import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +28,33 @@ from harness.sim.row import KEY_COLUMNS
 
 DEFAULT_SESSION_FN = "harness.sim.session:run_session"
 DEFAULT_LOADER = "harness.batch.worker:load_cell_scenario"
+
+PARENT_POLL_S = 0.5
+"""How often a pool worker checks that the process that started it is still there."""
+_PR_SET_PDEATHSIG = 1
+"""Linux prctl(2): the signal this process gets when its parent dies."""
+
+
+def die_with_parent(parent: int) -> None:
+    """Pool initializer: end this worker when ``parent`` (the runner) dies, however it dies.
+
+    A SIGKILL of ``harness run`` gives it no chance to stop its pool, and a worker in the middle
+    of a task would otherwise finish it (and the next ones it had) with no one to read the rows.
+    On Linux the kernel sends SIGKILL at once (``PR_SET_PDEATHSIG``); everywhere, a daemon thread
+    looks every :data:`PARENT_POLL_S` seconds whether the worker has been re-parented.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):  # the poll below still holds
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the signal was asked for
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="die-with-parent", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
 
 
 @dataclass(frozen=True)
@@ -97,6 +131,11 @@ def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
             )
             row = dict(result.to_row())
             error = None
+            if row.get("status") == "harness_error":
+                # What broke (the agent's own exception, say) goes to errors.log, as a harness bug's
+                # traceback does; a break with no exception behind it (a model endpoint gave out)
+                # has its one line there.
+                error = getattr(result, "traceback", "") or f"{row.get('error') or 'no reason recorded'}\n"
         except Exception as exc:
             row = error_row(cell, reason=f"{type(exc).__name__}: {exc}")
             error = traceback.format_exc()

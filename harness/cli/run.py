@@ -14,6 +14,9 @@ import click
 from harness.batch.grid import Grid, parse_sets, split_names
 from harness.errors import UserError, unknown_name
 
+HARNESS_ERROR_EXIT = 3
+"""``harness run``'s exit status when any session of the run is a ``harness_error`` (an agent that
+raised, a harness bug) and ``--allow-errors`` was not given; ``harness session``'s for its one."""
 DEFAULT_SEEDS = 100
 STUDY_SCENARIOS = 200
 """``--study`` samples at least this many scenarios, spread evenly over the shipped families."""
@@ -319,6 +322,12 @@ def line_progress(total: int, done: int) -> Callable[[int], None]:
 @click.option(
     "--dry-run", is_flag=True, help="Print the grid's size and its model requests at most; run nothing."
 )
+@click.option(
+    "--allow-errors",
+    is_flag=True,
+    help=f"Exit 0 even when sessions broke inside the harness or their agent raised (else exit "
+    f"{HARNESS_ERROR_EXIT}); such sessions are left out of every rate either way.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -349,13 +358,14 @@ def command(
     replay: bool,
     llm_concurrency: int,
     dry_run: bool,
+    allow_errors: bool,
 ) -> int:
     """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare.
 
     With --family, scenarios sampled from families run too (and alone when no SCENARIOS are
     named); --study is the preset over the shipped families, which takes a few minutes.
     """
-    from harness.batch.results import ResultsDir
+    from harness.batch.results import ResultsDir, WriterLock
     from harness.batch.runner import (
         SchedulerUnreachable,
         SessionOptions,
@@ -380,6 +390,7 @@ def command(
         if out is None:
             out = _latest_run()
         results = ResultsDir.open(out)
+        WriterLock.check(results.path)  # a run being written now is refused before anything is said
         grid = results.grid
         sources = tuple(sorted(results.manifest.get("scenario_sources", {}).items()))
         kept = {"codec": results.manifest.get("codec", codec), "traces": bool(results.manifest.get("traces"))}
@@ -494,12 +505,20 @@ def command(
             err=True,
         )
         return 130
-    if not no_compare and summary.frame is not None and len(summary.frame):
+    frame = summary.frame
+    if not no_compare and len(frame):
         from harness.cli.compare import print_comparison
 
-        print_comparison(
-            summary.frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out)
+        print_comparison(frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out))
+    broken = int((frame["status"] == "harness_error").sum()) if "status" in frame.columns else 0
+    if broken and not allow_errors:
+        click.echo(
+            f"harness run: {broken} of {len(frame)} sessions broke (harness_error: an agent that raised "
+            f"or a harness bug; tracebacks in {out / 'errors.log'}); they are left out of the rates. "
+            f"Exit {HARNESS_ERROR_EXIT}; --allow-errors accepts them",
+            err=True,
         )
+        return HARNESS_ERROR_EXIT
     return 0
 
 

@@ -79,7 +79,7 @@ def command(
     trace_to: str | None,
     as_json: bool,
     sets: tuple[str, ...],
-) -> None:
+) -> int:
     """Run SCENARIO (a shipped name or a .toml path) once and print its record."""
     from harness.batch.grid import parse_sets
     from harness.sim.registry import split_agent_params
@@ -114,7 +114,19 @@ def command(
     row = result.to_row()
     if as_json:
         click.echo(json.dumps(_jsonable(row), allow_nan=False))
-        return
+    else:
+        _print_record(row)
+    if row["status"] == "harness_error":
+        from harness.cli.run import HARNESS_ERROR_EXIT
+
+        if result.traceback:
+            click.echo(result.traceback.rstrip(), err=True)
+        click.echo(f"harness session: the session broke (harness_error): {row['error']}", err=True)
+        return HARNESS_ERROR_EXIT
+    return 0
+
+
+def _print_record(row: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 

@@ -578,14 +578,34 @@ def paired_summary(
     return {key: out[key] for key in EMPTY_PAIRED}
 
 
+HARNESS_ERROR = "harness_error"
+"""The status of a session that broke inside the harness (or its agent raised): it has no outcome."""
+
+
+def split_harness_errors(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the judged sessions, the ``harness_error`` ones).
+
+    A session that broke has no outcome: counted as a failure it would pull a rate towards 0
+    with an interval as if it had been judged. Every rate and pair leaves it out; tables count it.
+    """
+    if "status" not in df.columns:
+        return df, df.iloc[:0]
+    broke = df["status"].eq(HARNESS_ERROR).to_numpy(dtype=bool)
+    if not broke.any():
+        return df, df.iloc[:0]
+    return df[~broke], df[broke]
+
+
 def prepare(
     df: pd.DataFrame, *, by: Sequence[str], group_params: bool
 ) -> tuple[pd.DataFrame, list[str], list[str]]:
-    """The session table made ready for grouping: (sorted copy, group columns, pair columns).
+    """The judged sessions made ready for grouping: (sorted copy, group columns, pair columns).
 
-    ``success`` becomes boolean (missing counts as failure); rows are put in key order so that
-    every interval is a function of the sessions, not of the order their rows arrived in.
+    ``harness_error`` sessions are left out (:func:`split_harness_errors`); ``success`` becomes
+    boolean (missing counts as failure); rows are put in key order so that every interval is a
+    function of the sessions, not of the order their rows arrived in.
     """
+    df = split_harness_errors(df)[0]
     if df.empty:
         raise ValueError("no sessions to compare")
     for col in by:

@@ -105,13 +105,81 @@ def compare(
     intervals do not depend on the other groups. ``n_resamples`` and ``confidence`` apply to
     every interval.
     """
-    if unit is not None:
-        return _compare_by_unit(
-            df, by=by, baseline=baseline, k=k, seed=seed, group_params=group_params, unit=unit,
-            adjust=adjust, n_resamples=n_resamples, confidence=confidence,
-        )  # fmt: skip
     if df.empty:
         raise ValueError("no sessions to compare")
+    judged, broke = inference.split_harness_errors(df)
+    if judged.empty:
+        out = pd.DataFrame()
+    elif unit is not None:
+        out = _compare_by_unit(
+            judged, by=by, baseline=baseline, k=k, seed=seed, group_params=group_params, unit=unit,
+            adjust=adjust, n_resamples=n_resamples, confidence=confidence,
+        )  # fmt: skip
+    else:
+        out = _compare_sessions(
+            judged, by=by, baseline=baseline, k=k, seed=seed, group_params=group_params,
+            n_resamples=n_resamples, confidence=confidence,
+        )  # fmt: skip
+    out = _count_harness_errors(out, df, broke, by=by, group_params=group_params)
+    if judged.empty:  # every session broke: the rows say so, with no rate to show
+        for col in _EMPTY_METRICS:
+            out[col] = math.nan
+        if unit is not None:
+            out["unit"], out["adjust"], out["test"] = unit, adjust, None
+            out["n_clusters"] = out["n_favour_base"] = out["n_tie"] = out["n_favour_other"] = 0
+    return out
+
+
+_EMPTY_METRICS = (
+    "success_rate", "success_lo", "success_hi", "pass_k", "wedged_share", "success_diff", "diff_lo",
+    "diff_hi", "mcnemar_p", "p", "p_adjusted",
+)  # fmt: skip
+"""The metric columns of a table whose every session broke (NaN: nothing was judged)."""
+
+
+def _count_harness_errors(
+    out: pd.DataFrame, df: pd.DataFrame, broke: pd.DataFrame, *, by: Sequence[str], group_params: bool
+) -> pd.DataFrame:
+    """Each row's ``harness_errors`` (sessions of the cell that broke and are left out of ``n``),
+    and a row of its own (``n`` 0) for a cell whose every session broke."""
+    for col in by:
+        if col not in df.columns:
+            raise KeyError(col)
+    params = param_columns(df)
+    groups = [*by, *[p for p in params if p not in by and group_params]]
+    cell = [*groups, "strategy"]
+    counts: dict[tuple[Any, ...], int] = {}
+    if len(broke):
+        for key, size in broke.groupby(cell, dropna=False, sort=True).size().items():
+            counts[key if isinstance(key, tuple) else (key,)] = int(size)
+    seen = [tuple(v) for v in out[cell].itertuples(index=False, name=None)] if len(out) else []
+    missing = [dict(zip(cell, key, strict=True)) for key in counts if key not in set(seen)]
+    if missing:
+        empty = pd.DataFrame(missing).assign(n=0, n_pairs=0)
+        if "n_clusters" in out.columns:
+            empty["n_clusters"] = 0
+        out = pd.concat([out, empty], ignore_index=True) if len(out) else empty
+        out = _in_order(out, groups)
+        seen = [tuple(v) for v in out[cell].itertuples(index=False, name=None)]
+    errors = np.array([counts.get(key, 0) for key in seen], dtype=np.int64)
+    out["harness_errors"] = errors
+    total = out["n"].to_numpy(dtype=float) + errors
+    out["harness_error_share"] = np.divide(errors, total, out=np.zeros_like(total), where=total > 0)
+    return out
+
+
+def _compare_sessions(
+    df: pd.DataFrame,
+    *,
+    by: Sequence[str],
+    baseline: str,
+    k: int,
+    seed: int,
+    group_params: bool,
+    n_resamples: int,
+    confidence: float,
+) -> pd.DataFrame:
+    """The table with every interval a bootstrap over sessions (``unit=None``)."""
     for col in by:
         if col not in df.columns:
             raise KeyError(col)
@@ -326,6 +394,9 @@ def display_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
     if "repeated_failing_calls" in table:
         out["repeated fails"] = [_num(v) for v in table.repeated_failing_calls]
     out["wedged"] = [_num(v) for v in table.wedged_share]
+    if "harness_errors" in table and table["harness_errors"].any():
+        # Left out of n and of every rate: a broken session has no outcome to count.
+        out["harness errors"] = table["harness_errors"]
     out["Δ success vs base"] = _ci_column(table, "success_diff", "diff_lo", "diff_hi")
     if not by_unit:
         out["McNemar p"] = [_num(v, "{:.3g}") for v in table.mcnemar_p]
@@ -348,7 +419,7 @@ _METRIC_COLUMNS = {
     "recovery_hi", "steps_to_recover", "repeated_failing_calls", "wedged_share", "harness_error_share",
     "n_pairs", "success_diff", "diff_lo", "diff_hi", "mcnemar_b", "mcnemar_c", "mcnemar_p",
     "unit", "n_clusters", "success_ci_method", "diff_ci_method", "n_favour_base", "n_tie",
-    "n_favour_other", "test", "p", "p_adjusted", "adjust",
+    "n_favour_other", "test", "p", "p_adjusted", "adjust", "harness_errors",
 }  # fmt: skip
 
 

@@ -148,6 +148,9 @@ class SessionResult:
     )
     input_requests: int = _late_column("questions the server asked the client inside a tool call", 0)
     inputs_accepted: int = _late_column("answers to them a tool went on with (an accepted elicitation)", 0)
+    traceback: str = field(default="", repr=False, compare=False, metadata={"not_a_column": True})
+    """Not a column: the Python traceback of what broke when status is harness_error (an agent's
+    own exception, a harness bug), for errors.log and ``harness session``; else empty."""
 
     def __post_init__(self) -> None:
         for name, keys in _GROUP_KEYS.items():
@@ -184,6 +187,8 @@ def _flatten() -> tuple[tuple[Column, ...], dict[str, tuple[str, Any]], dict[str
     derived: dict[str, tuple[str, Any]] = {}
     groups: dict[str, frozenset[Any]] = {}
     for f in fields(SessionResult):
+        if f.metadata.get("not_a_column"):
+            continue
         group = f.metadata.get("group")
         if group is None:
             column = Column(f.name, f.metadata["row_type"] or f.type, f.metadata["meaning"])

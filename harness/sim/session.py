@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import traceback
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
@@ -133,12 +134,16 @@ def _baseline_success(
     )
     _run(base)
     if base.status == "harness_error":  # an agent's endpoint gave out, say: the session cannot be judged
-        raise _BaselineBroke(base.error)
+        raise _BaselineBroke(base.error, base.traceback)
     return base.success()
 
 
 class _BaselineBroke(Exception):
     """The fault-free baseline run ended as a harness_error; the session's row says so."""
+
+    def __init__(self, error: str, tb: str) -> None:
+        super().__init__(error)
+        self.traceback = tb
 
 
 def run_session(
@@ -184,7 +189,7 @@ def run_session(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise UserError(f"seed must be a non-negative integer, got {seed!r}")
     baseline: bool | None = None
-    broke = ""
+    broke: _BaselineBroke | None = None
     if sc.faults:  # a session without faults is its own baseline
         # Before the session itself, so that an agent passed in ends in the session's state.
         key = (id(sc), agent_name, tuple(sorted((agent_params or {}).items())), seed, codec, host, era)
@@ -197,18 +202,28 @@ def run_session(
             try:
                 baseline = _baseline_success(sc, fresh, agent_name, seed, codec, host, era)
             except _BaselineBroke as exc:
-                broke = str(exc)
+                broke = exc
             if isinstance(agent, str) and baseline is not None:
                 _BASELINES[key] = (sc, baseline)
                 if len(_BASELINES) > BASELINE_CACHE_SIZE:
                     _BASELINES.popitem(last=False)
     run = _Session(sc, ag, agent_name, strategy, seed, codec, host, Trace(trace), era)
     run.baseline_success = baseline
-    if broke:
-        run.status, run.end, run.error = "harness_error", "error", f"the fault-free baseline broke: {broke}"
+    if broke is not None:
+        # The session itself is not run: without its baseline it cannot be judged.
+        run.status, run.end = "harness_error", "error"
+        run.error = f"the session's fault-free baseline run broke: {broke}"
+        run.traceback = broke.traceback
     else:
         _run(run)
     return run.result(time.perf_counter() - started)
+
+
+class AgentContractError(Exception):
+    """An agent broke its contract (``act`` returned something that is not an action)."""
+
+
+ACTION_NAMES = "CallTool, ListTools, Wait, Finish, GiveUp"
 
 
 def _run(run: _Session) -> None:
@@ -216,8 +231,11 @@ def _run(run: _Session) -> None:
         run.run()
     except UserError:
         raise
+    except AgentContractError as exc:  # the message names what the agent did: no traceback to read
+        run.status, run.end, run.error = "harness_error", "error", f"{type(exc).__name__}: {exc}"
     except Exception as exc:
         run.status, run.end, run.error = "harness_error", "error", f"{type(exc).__name__}: {exc}"
+        run.traceback = traceback.format_exc()
 
 
 class _Session:
@@ -305,6 +323,8 @@ class _Session:
         self.rpc_other = self.transport_errors = 0
         self.repeated = self.give_ups = self.correct_give_ups = self.stale = 0
         self.status, self.end, self.error = "ok", "budget", ""
+        self.traceback = ""
+        """The traceback of what broke the session (status harness_error), for errors.log."""
         self.finished = False
 
     # -- the server side --------------------------------------------------------------------
@@ -556,6 +576,12 @@ class _Session:
                 subgoals_done=len(self.done_at) - self.done_at.count(None),
             )
 
+    def _act_name(self) -> str:
+        """The agent's ``act`` as the user would look it up: ``mypkg:Agent.act``."""
+        cls = type(self.agent)
+        where = self.agent_name if ":" in self.agent_name else f"{cls.__module__}:{cls.__qualname__}"
+        return f"{where}.act"
+
     def _give_up(self, action: GiveUp) -> None:
         self.give_ups += 1
         self.end = "gave_up"
@@ -565,6 +591,10 @@ class _Session:
         self.trace.note(self.steps, action="give_up", reason=action.reason)
 
     def _execute(self, action: CallTool | ListTools | Wait) -> Observation:
+        if not isinstance(action, CallTool | ListTools | Wait):
+            raise AgentContractError(
+                f"{self._act_name()} returned {type(action).__name__}; expected one of {ACTION_NAMES}"
+            )
         if isinstance(action, Wait):
             seconds = max(float(action.seconds), 0.0)
             self.clock.advance(seconds)
@@ -669,6 +699,7 @@ class _Session:
             trace_hash=self.trace.hexdigest(),
             fault_schedule_hash=self.engine.schedule_hash(),
             error=self.error,
+            traceback=self.traceback,
             correct=correct,
             corrupted=self.corrupted,
             duplicated_writes=self.duplicated,
