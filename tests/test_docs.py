@@ -235,3 +235,15 @@ def test_the_readme_scenario_example_runs_as_written(tmp_path: Path) -> None:
     result = run_session(scenario, "reader", "is_error", 0)
     assert result.status == "ok", result.error
     assert result.subgoals_total == len(scenario.task.subgoals)
+
+
+def test_the_oracle_solves_the_readme_scenario_example(tmp_path: Path) -> None:
+    from harness.sim.scenario import load_scenario
+    from harness.sim.session import run_session
+
+    block = re.findall(r"^```toml\n(.*?)^```", README.read_text(encoding="utf-8"), re.S | re.M)[0]
+    path = tmp_path / "my_scenario.toml"
+    path.write_text(block, encoding="utf-8")
+    for seed in range(5):
+        result = run_session(load_scenario(str(path)), "oracle", "is_error", seed)
+        assert result.success, (seed, result.to_row())

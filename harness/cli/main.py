@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("harness.cli.listing", "List the shipped scenarios, agents and strategies."),
     "session": ("harness.cli.session", "Run one session and print its record."),
     "generate": ("harness.cli.generate", "Sample a scenario family into scenario files."),
+    "check": ("harness.cli.check", "Lint scenario files; check that the oracle can solve each."),
     "run": ("harness.cli.run", "Run a batch over a grid of sessions (the main job)."),
     "compare": ("harness.cli.compare", "Compare error-handling strategies in a results directory."),
     "effects": (

@@ -98,6 +98,32 @@ def build_grid(
     return grid, tuple(sorted(sources.items()))
 
 
+UNSOLVABLE_SHOWN = 5
+"""Unsolvable scenarios ``harness run`` names one line each before the rest are counted."""
+
+
+def unsolvable(grid: Grid, sources: tuple[tuple[str, str], ...]) -> list[str]:
+    """One line for each scenario of ``grid`` (and each combination of its scenario sweeps) that
+    even the oracle cannot solve in the grid's first seeds (:func:`harness.sim.session.oracle_check`)."""
+    import itertools
+
+    from harness.sim.family import load_source
+    from harness.sim.session import ORACLE_SEEDS, oracle_check
+
+    where = dict(sources)
+    swept = [(k, v) for k, v in grid.sweeps if not k.startswith("agent.")]
+    seeds = list(itertools.islice(grid.seeds, ORACLE_SEEDS))
+    lines = []
+    for name in grid.scenarios:
+        for values in itertools.product(*(v for _, v in swept)):
+            params = tuple(zip((k for k, _ in swept), values, strict=True))
+            check = oracle_check(load_source(where.get(name, name), params), seeds)
+            if not check.solved:
+                at = " ".join(f"{k}={v}" for k, v in params)
+                lines.append(check.line(f"{name} ({at})" if at else name))
+    return lines
+
+
 def calls_a_model(spec: str) -> bool:
     """Whether an agent asks a model endpoint (``calls_a_model`` on its class: the llm agent's
     ``--llm-*`` flags go to it, and the default grid leaves it out)."""
@@ -471,6 +497,16 @@ def command(
             f"strategies x {len(grid.seeds)} seeds; this may take a few minutes",
             err=True,
         )
+    if not resume:
+        lines = unsolvable(grid, sources)
+        for line in lines[:UNSOLVABLE_SHOWN]:
+            click.echo(f"harness run: warning: {line}", err=True)
+        if len(lines) > UNSOLVABLE_SHOWN:
+            click.echo(
+                f"harness run: warning: {len(lines) - UNSOLVABLE_SHOWN} more scenarios are unsolvable even "
+                "by the oracle (harness check names them, for files harness generate writes)",
+                err=True,
+            )
     click.echo(f"harness run: {verb} {len(grid)} sessions -> {out} ({where})", err=True)
     try:
         summary = run_batch(

@@ -116,6 +116,11 @@ def command(
         click.echo(json.dumps(_jsonable(row), allow_nan=False))
     else:
         _print_record(row)
+    from harness.sim.session import oracle_check
+
+    check = oracle_check(loaded, range(seed, seed + 1), era=era)
+    if not check.solved:  # every agent would fail here: the record is no finding about this one
+        click.echo(f"harness session: warning: {check.line(scenario)}", err=True)
     if row["status"] == "harness_error":
         from harness.cli.run import HARNESS_ERROR_EXIT
 

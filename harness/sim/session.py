@@ -40,8 +40,8 @@ import math
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from harness.errors import UserError, unknown_name
@@ -217,6 +217,99 @@ def run_session(
     else:
         _run(run)
     return run.result(time.perf_counter() - started)
+
+
+ORACLE = "oracle"
+"""The agent that knows the fault schedule: if it cannot do a scenario with no faults, no agent can."""
+
+
+@dataclass(frozen=True)
+class Solvability:
+    """Whether the oracle gets the end state right on a scenario, in any of a few seeds.
+
+    The oracle knows every fault before it strikes: where it fails in every seed, no agent can
+    succeed, every strategy scores 0 and a comparison reads the tie as a finding. That is a
+    broken scenario (a subgoal whose check no call satisfies, a budget too small) or one built
+    so that nothing can be done (every call of the only tool silently dropped). With
+    ``faults=False`` the check is of the fault-free baseline, which every session's recovery is
+    measured against: where it fails, no session of the scenario has a recovery opportunity.
+    """
+
+    scenario: str
+    solved: bool
+    faults: bool = True
+    """True: the scenario as written; False: with its faults removed (the baseline)."""
+    undone: tuple[str, ...] = ()
+    """The subgoals the oracle could not do in the first seed, in task order."""
+    why: str = ""
+    seeds: tuple[int, ...] = ()
+
+    def line(self, where: str = "") -> str:
+        """One line saying what is wrong (or that nothing is), naming the subgoals."""
+        name = where or self.scenario
+        how = "" if self.faults else ", with its faults removed (the fault-free baseline),"
+        if self.solved:
+            return f"{name}: solvable: the oracle{how} gets every subgoal right"
+        goals = ", ".join(repr(g) for g in self.undone)
+        what = f"subgoal{'s' if len(self.undone) != 1 else ''} {goals}" if self.undone else "the task"
+        seeds = f"seed {self.seeds[0]}" if len(self.seeds) == 1 else f"seeds {_span(self.seeds)}"
+        return f"{name}: unsolvable: even the oracle{how} cannot do {what} in {seeds}: {self.why}"
+
+
+def _span(seeds: tuple[int, ...]) -> str:
+    if seeds == tuple(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(map(str, seeds))
+
+
+ORACLE_SEEDS = 3
+"""Seeds the oracle check tries (the run's first ones): a rate fault may be unavoidable in one."""
+
+
+def oracle_check(
+    scenario: Scenario,
+    seeds: Sequence[int] = range(ORACLE_SEEDS),
+    *,
+    faults: bool = True,
+    era: str = "handshake",
+) -> Solvability:
+    """Run the oracle under is_error on ``scenario`` (its faults removed unless ``faults``) for
+    ``seeds``; solved when any seed's end state is right."""
+    sc = scenario if faults else replace(scenario, faults=())
+    tried = tuple(seeds)
+    first: _Session | None = None
+    for seed in tried:
+        run = _Session(
+            sc, make_agent(ORACLE), ORACLE, BASELINE_STRATEGY, seed, "json", "typical", Trace(), era
+        )
+        _run(run)
+        if run.success():
+            return Solvability(sc.name, True, faults, seeds=tried)
+        first = first or run
+    if first is None:
+        raise ValueError("oracle_check needs at least one seed")
+    undone = tuple(g.name for g, at in zip(first.subgoals, first.done_at, strict=True) if at is None)
+    return Solvability(sc.name, False, faults, undone, _why_not(first), tried)
+
+
+def _why_not(run: _Session) -> str:
+    """What kept a session from the right end state, in words."""
+    if run.status == "harness_error":
+        return f"the session broke ({run.error})"
+    if run.corrupted:
+        return (
+            f"{run.corrupted} record(s) it stored satisfy no subgoal's check (does the tool store "
+            "another form than the subgoal's arguments? say it in the subgoal's expect)"
+        )
+    if run.duplicated:
+        return f"{run.duplicated} write(s) were stored twice"
+    if run.status == "wedged":
+        return "the server died"
+    if run.end == "deadline":
+        return f"the deadline ({run.sc.deadline_s} virtual seconds) passed"
+    if run.end == "budget":
+        return f"the step budget (max_steps = {run.sc.max_steps}) ran out"
+    return f"no call it could make did it (it ended: {run.end})"
 
 
 class AgentContractError(Exception):

@@ -57,6 +57,8 @@ ROWS: list[tuple[str, list[str], str]] = [
     ),
     ("run: unknown executor", ["run", "--executor", "nope"], "'--executor'"),
     ("run: family typo", ["run", "--family", "mixd"], "did you mean 'mixed'"),
+    ("check: zero seeds", ["check", "flaky_weather", "--seeds", "0"], "'--seeds'"),
+    ("check: unknown option", ["check", "--sedes", "2"], "No such option"),
     ("generate: no --out", ["generate", "mixed"], "Missing option '--out'"),
     ("generate: family typo", ["generate", "mixd", "--out", "{missing}/g"], "did you mean 'mixed'"),
     ("generate: zero count", ["generate", "mixed", "--count", "0", "--out", "{missing}/g"], "'--count'"),

@@ -1,0 +1,63 @@
+"""``harness check``: lint scenario files and ask the oracle whether each can be solved at all.
+
+A scenario file that does not load is named with its field and problem (as every command
+names it). One that loads is run by the oracle, which knows every fault before it strikes,
+under is_error for a few seeds: where it fails in all of them no agent can succeed, and every
+strategy would tie at 0 (``unsolvable``, exit 1). The same check with the faults removed is
+the fault-free baseline that recovery is measured against: where even the oracle fails there,
+no session of the scenario has a recovery opportunity (a warning; the exit stays 0).
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from harness.errors import UserError
+
+
+@click.command("check")
+@click.argument("scenarios", nargs=-1)
+@click.option(
+    "--seeds",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Seeds the oracle tries (0..N-1); solvable when any of them succeeds.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per scenario, one per line.")
+def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
+    """Lint SCENARIOS (shipped names or .toml paths; default: every shipped one) and check that
+    the oracle can solve each. Exit 1 when one does not load or is unsolvable."""
+    from harness.sim.scenario import list_scenarios, load_scenario
+    from harness.sim.session import oracle_check
+
+    failed = 0
+    for spec in scenarios or tuple(list_scenarios()):
+        try:
+            scenario = load_scenario(spec)
+        except UserError as exc:
+            failed += 1
+            _say(as_json, {"scenario": spec, "status": "broken", "line": f"{spec}: broken: {exc}"})
+            continue
+        solved = oracle_check(scenario, range(seeds))
+        baseline = oracle_check(scenario, range(seeds), faults=False)
+        if not solved.solved:
+            failed += 1
+            status, line = "unsolvable", solved.line(spec)
+        elif not baseline.solved:
+            status, line = "baseline_unsolvable", baseline.line(spec) + " (so no recovery is measured on it)"
+        else:
+            status, line = "ok", solved.line(spec)
+        undone = list(solved.undone or baseline.undone)
+        _say(as_json, {"scenario": spec, "status": status, "line": line, "undone": undone})
+    return 1 if failed else 0
+
+
+def _say(as_json: bool, doc: dict[str, object]) -> None:
+    if as_json:
+        click.echo(json.dumps(doc))
+        return
+    status = str(doc["status"])
+    click.echo(f"{ {'ok': 'ok', 'baseline_unsolvable': 'warning'}.get(status, 'FAIL'):<7} {doc['line']}")

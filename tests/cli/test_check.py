@@ -1,0 +1,145 @@
+"""``harness check`` and the oracle check of ``run`` and ``session``: an unsolvable scenario is named.
+
+A scenario that even the oracle (which knows every fault) cannot solve scores 0 for every agent
+and strategy. ``harness check`` says so and exits 1; ``harness run`` and ``harness session`` say
+so in one line naming the subgoal before the numbers are read as a finding.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.sim.scenario import load_scenario
+from harness.sim.session import oracle_check
+from tests.helpers.cli import cli
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+STRICT_BOOKING = """
+description = "A booking that must be ISO, with a subgoal that {expect}."
+tools = ["book"]
+max_steps = {steps}
+
+[task]
+prompt = "Book a table for 14 March."
+
+[[task.subgoals]]
+name = "booking"
+tool = "book"
+arguments = {{ item = "table", date = "14/03/2025" }}
+{expect_line}
+
+[[faults]]
+kind = "bad_argument"
+tool = "book"
+rate = 1.0
+argument = "date"
+valid = "2025-03-14"
+"""
+
+
+def _scenario(tmp_path: Path, *, expect: bool, steps: int = 20) -> Path:
+    path = tmp_path / f"strict_{'with' if expect else 'without'}_{steps}.toml"
+    line = 'expect = { date = "2025-03-14" }' if expect else ""
+    path.write_text(
+        STRICT_BOOKING.format(expect="says what the end state holds" if expect else "forgets it",
+                              steps=steps, expect_line=line)
+    )  # fmt: skip
+    return path
+
+
+def test_a_subgoal_whose_check_no_call_satisfies_is_unsolvable(tmp_path: Path) -> None:
+    check = oracle_check(load_scenario(str(_scenario(tmp_path, expect=False))))
+    assert not check.solved
+    assert check.undone == ("booking",)
+    assert "unsolvable: even the oracle cannot do subgoal 'booking' in seeds 0-2" in check.line()
+    assert "expect" in check.why
+    assert oracle_check(load_scenario(str(_scenario(tmp_path, expect=True)))).solved
+
+
+def test_a_budget_too_small_is_named(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, expect=True, steps=1)
+    path.write_text(
+        path.read_text().replace(
+            "[[faults]]",
+            '[[task.subgoals]]\nname = "second"\ntool = "book"\n'
+            'arguments = { item = "chair", date = "2025-03-15" }\n\n[[faults]]',
+        )
+    )
+    check = oracle_check(load_scenario(str(path)))
+    assert not check.solved
+    assert check.undone == ("second",)
+    assert "the step budget (max_steps = 1) ran out" in check.line()
+
+
+def test_harness_check_exits_1_naming_each_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "broken.toml"
+    bad.write_text('tools = ["book"]\nmax_steps = "many"\n')
+    good, unsolvable = _scenario(tmp_path, expect=True), _scenario(tmp_path, expect=False)
+    code, out, err = cli(["check", "flaky_weather", str(good), str(unsolvable), str(bad)], capsys)
+    assert code == 1, err
+    lines = out.strip().splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("ok ") and "flaky_weather: solvable" in lines[0]
+    # With the fault removed the tool takes 14/03/2025 as it is, which the expect rejects: the
+    # fault-free baseline (what recovery is measured against) fails. A warning, not a failure.
+    assert lines[1].startswith("warning ") and "with its faults removed" in lines[1]
+    assert lines[2].startswith("FAIL ") and "subgoal 'booking'" in lines[2]
+    assert lines[3].startswith("FAIL ") and f"{bad}: broken" in lines[3]
+    code, out, _ = cli(["check", str(good), "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)["status"] == "baseline_unsolvable"
+
+
+def test_every_shipped_scenario_is_solvable_by_the_oracle(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(["check", "--json"], capsys)
+    assert code == 0, out
+    statuses = {json.loads(line)["scenario"]: json.loads(line)["status"] for line in out.splitlines()}
+    assert "unsolvable" not in statuses.values()
+
+
+def test_run_and_session_name_the_subgoal_of_an_unsolvable_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(_scenario(tmp_path, expect=False))
+    code, _, err = cli(["session", path, "--json"], capsys)
+    assert code == 0
+    warnings = [line for line in err.splitlines() if "unsolvable" in line]
+    assert len(warnings) == 1 and "subgoal 'booking'" in warnings[0]
+    args = [
+        "run",
+        path,
+        "--agents",
+        "oracle",
+        "--seeds",
+        "2",
+        "--executor",
+        "serial",
+        "--out",
+        str(tmp_path / "r"),
+    ]
+    code, _, err = cli(args, capsys)
+    assert code == 0
+    warnings = [line for line in err.splitlines() if "unsolvable" in line]
+    assert (
+        len(warnings) == 1 and warnings[0].startswith("harness run: warning: ") and "'booking'" in warnings[0]
+    )
+    code, _, err = cli(["run", str(_scenario(tmp_path, expect=True)), "--agents", "oracle", "--seeds", "2",
+                        "--executor", "serial", "--out", str(tmp_path / "r2")], capsys)  # fmt: skip
+    assert "unsolvable" not in err
+
+
+def test_the_readme_example_was_unsolvable_without_its_expect(tmp_path: Path) -> None:
+    """The README's scenario before it said what the booking stores: the oracle scored 0 on it."""
+    block = re.findall(r"^```toml\n(.*?)^```", README.read_text(encoding="utf-8"), re.S | re.M)[0]
+    assert 'expect = { date = "2025-03-14" }' in block
+    path = tmp_path / "before.toml"
+    path.write_text("\n".join(line for line in block.splitlines() if not line.startswith("expect =")))
+    check = oracle_check(load_scenario(str(path)))
+    assert not check.solved and check.undone == ("booking",)
