@@ -43,7 +43,21 @@ from harness.protocol.strategies import STRATEGIES
     type=click.IntRange(min=64),
     default=DEFAULT_MAX_MESSAGE_BYTES,
     show_default=True,
-    help="Larger messages are refused with -32600.",
+    help="Larger messages are refused with -32600 (over HTTP: 413, as soon as the body passes it).",
+)
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="HTTP: seconds a request's headers may take to arrive; then 408, connection closed (0: no limit).",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="HTTP: seconds a POST body may take to arrive after its headers; then 408 (0: no limit).",
 )
 def command(
     demo: bool,
@@ -56,6 +70,8 @@ def command(
     conformance: bool,
     call_timeout: float,
     max_message_bytes: int,
+    header_timeout: float,
+    body_timeout: float,
 ) -> None:
     """Serve an MCP server; logs go to stderr, stdout carries only JSON-RPC."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="harness serve: %(message)s")
@@ -80,7 +96,14 @@ def command(
     if use_http:
         from harness.transports.http import serve_http  # type: ignore[import-not-found,unused-ignore]
 
-        serve_http(configured, host=host, port=port)
+        serve_http(
+            configured,
+            host=host,
+            port=port,
+            max_body_bytes=max_message_bytes,
+            header_timeout=header_timeout or None,
+            body_timeout=body_timeout or None,
+        )
         return
     from harness.transports.stdio import serve_stdio
 

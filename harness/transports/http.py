@@ -9,11 +9,15 @@ decision stays in the core. Rules, in the order they are checked:
 1. **Origin, then Host** (DNS-rebinding protection): an ``Origin`` whose host is not
    an allowed name gets 403; a ``Host`` that is not gets 421. Allowed by default:
    ``127.0.0.1``, ``localhost``, ``::1`` and the bind address, any port.
-2. **POST** carries one JSON-RPC message. Bad JSON gets 400 with -32700, a batch or a
-   non-object 400 with -32600, an unparseable envelope 400 with the core's code.
-   A body over ``max_body_bytes`` (before parsing) or over the server's
-   ``max_message_bytes`` gets 413, a non-JSON ``Content-Type`` 415, an ``Accept``
-   that rules out JSON 406.
+2. **POST** carries one JSON-RPC message. An ``Accept`` that rules out JSON gets 406,
+   a non-JSON ``Content-Type`` 415. The body is read as it arrives and never held past
+   ``max_body_bytes``: a ``Content-Length`` above it gets 413 before anything is read,
+   a body that passes it 413 the moment it does, a body that has not all arrived
+   ``body_timeout`` seconds after its headers 408; each of these answers closes the
+   connection (the rest of the body is never read), and a client that hangs up
+   mid-body is a debug line. Bad JSON gets 400 with -32700, a batch or a non-object
+   400 with -32600, an unparseable envelope 400 with the core's code, a message over
+   the server's ``max_message_bytes`` 413.
 3. **Stateless era**: a POST whose ``params._meta`` names a protocol version, or whose
    ``MCP-Protocol-Version`` header names a stateless one, is self-contained. Its
    mirrored headers must match the body (:func:`_check_routing_headers`: version,
@@ -46,11 +50,19 @@ turns on their shared server. If a tool's exception escapes ``handle`` (the
 ``escape`` strategy), the session is dropped and the POST gets 500, the HTTP
 spelling of a dead server. Sessions past ``max_sessions`` evict the least recently
 used one. Nothing here touches :meth:`MCPServer.handle`.
+
+:func:`serve_http` runs the app on uvicorn's h11 protocol with two additions
+(:func:`h11_protocol`): a request whose headers have not all arrived
+``header_timeout`` seconds after its first byte gets 408 and the connection closes
+(a connection that sends nothing at all is closed quietly after the same time); and
+a connection closed while the client is still sending its body finishes writing
+first and lingers half-open briefly, so that the refusal reaches the client.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import logging
@@ -60,12 +72,12 @@ import uuid
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import anyio.to_thread
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -134,6 +146,11 @@ STATELESS_ERROR_STATUS: dict[int, int] = {
 
 DEFAULT_MAX_SESSIONS = 1024
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The largest POST body read (``harness serve`` sets it from ``--max-message-bytes``)."""
+DEFAULT_BODY_TIMEOUT = 30.0
+"""Seconds a POST body may take to arrive in full once its headers are in; then 408."""
+DEFAULT_HEADER_TIMEOUT = 10.0
+"""Seconds a request's headers may take to arrive in full from its first byte; then 408."""
 MAX_PENDING = 256
 """Notifications kept per session while no GET stream is open; the oldest go first."""
 
@@ -303,6 +320,10 @@ class _Reject(Exception):
         return _json(error_response(self.req_id, self.code, self.message), self.status)
 
 
+class _ClientGone(Exception):
+    """The client hung up before its POST body was in: nobody to answer."""
+
+
 def _dump(message: Message) -> bytes:
     try:
         return json.dumps(message, separators=(",", ":")).encode()
@@ -426,15 +447,19 @@ class StreamableHTTP:
         allowed_hosts: Iterable[str] | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
         retry_ms: int = RETRY_MS,
     ) -> None:
         if max_sessions < 1:
             raise ValueError("max_sessions must be a positive integer")
+        if body_timeout is not None and body_timeout <= 0:
+            raise ValueError("body_timeout must be positive (None: no limit)")
         self.factory = factory
         self.path = path
         self.allowed_hosts = frozenset(h.lower().strip("[]") for h in (allowed_hosts or LOCAL_NAMES))
         self.max_sessions = max_sessions
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
         self.retry_ms = retry_ms
         self._stateless: MCPServer | None = None
         self._stateless_lock = threading.Lock()
@@ -481,25 +506,66 @@ class StreamableHTTP:
     # -- the endpoint -------------------------------------------------------------
 
     async def _endpoint(self, request: Request) -> Response:
+        # A refusal sent before a POST's body is read closes the connection: the rest of
+        # the body is never read, and an answer on a connection still carrying it would
+        # leave the client's next request behind it.
+        unread = request.method == "POST" and request.headers.get("content-length") != "0"
         try:
             self._check_origin_and_host(request)
             if request.method == "POST":
-                return await self._post(request)
+                body = await self._read_body(request)
+                unread = False
+                return await self._post(request, body)
             if request.method == "GET":
                 return self._get(request)
             return self._delete(request)
         except _Reject as rej:
-            return rej.response()
+            response = rej.response()
+            if unread:
+                response.headers["Connection"] = "close"
+            return response
+        except _ClientGone:
+            return Response(status_code=400)  # nobody reads it; the server drops it
 
-    async def _post(self, request: Request) -> Response:
+    async def _read_body(self, request: Request) -> bytes:
+        """A POST's body, read as it arrives and never held past ``max_body_bytes``.
+
+        406 and 415 come first (from the headers alone); then 413 at once when
+        ``Content-Length`` declares more than the limit, or the moment the bytes read
+        pass it; 408 when the whole body is not in within ``body_timeout`` seconds.
+        A client that hangs up mid-body raises :class:`_ClientGone` (logged at debug).
+        """
         if not _accepts(request, _JSON):
             raise _Reject(406, None, f"Accept must allow {_JSON}")
         ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if ctype != _JSON:
             raise _Reject(415, None, f"Content-Type must be {_JSON}")
-        body = await request.body()
-        if len(body) > self.max_body_bytes:
-            raise _Reject(413, INVALID_REQUEST, f"message larger than {self.max_body_bytes} bytes")
+        limit = self.max_body_bytes
+        too_big = _Reject(413, INVALID_REQUEST, f"message larger than {limit} bytes")
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            log.debug("refused a body of %s bytes (limit %d) before reading it", declared, limit)
+            raise too_big
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            with anyio.fail_after(self.body_timeout):
+                async with contextlib.aclosing(request.stream()) as stream:
+                    async for chunk in stream:
+                        size += len(chunk)
+                        if size > limit:
+                            log.debug("refused a body at %d bytes (limit %d)", size, limit)
+                            raise too_big
+                        chunks.append(chunk)
+        except TimeoutError:
+            log.debug("a body was not in after %s s (%d bytes read)", self.body_timeout, size)
+            raise _Reject(408, None, f"the body did not arrive within {self.body_timeout:g} s") from None
+        except ClientDisconnect:
+            log.debug("the client hung up after %d bytes of its POST body", size)
+            raise _ClientGone from None
+        return b"".join(chunks)
+
+    async def _post(self, request: Request, body: bytes) -> Response:
         try:
             message = parse_json(body)
         except ValueError as exc:
@@ -736,6 +802,111 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+LINGER_SECONDS = 0.5
+"""How long a connection closed while its client is still sending stays half-open.
+
+Closing a socket with unread data makes the kernel reset the connection at once, and
+a reset can overtake (or stop the retransmission of) the answer just written, so the
+client sees "connection reset" instead of the 413. So the write side is shut (FIN
+after the answer), reading paused (nothing more is buffered; the client's writes
+stall), and the socket closed this long after; the same trick as Go's net/http.
+"""
+
+
+def h11_protocol(header_timeout: float | None = DEFAULT_HEADER_TIMEOUT) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with a header timeout and a close that lets a refusal arrive.
+
+    uvicorn (0.55) has no header timeout: its keep-alive timer runs only between
+    requests and stops at the first byte, so a client sending its headers a byte at a
+    time holds the connection as long as it likes. Here a timer starts when a
+    connection opens and at the first byte of each later request, and stops once h11
+    has the whole head (it leaves ``IDLE``); when ``header_timeout`` seconds pass
+    first, a partial head gets 408 and the connection closes (one that sent nothing
+    is closed without a word). None: no header timeout.
+
+    A connection closed while the client is still sending its body (a 413 or 408
+    from :class:`StreamableHTTP`) lingers :data:`LINGER_SECONDS` first. Pass the class
+    as ``uvicorn.Config(http=...)``; :func:`serve_http` does.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    if header_timeout is not None and header_timeout <= 0:
+        raise ValueError("header_timeout must be positive (None: no limit)")
+
+    class Lingering:
+        """The transport as uvicorn sees it: a close mid-body shuts writing, then closes later."""
+
+        _lingering: bool
+
+        def __init__(self, transport: asyncio.Transport, protocol: GuardedH11) -> None:
+            self._transport = transport
+            self._protocol = protocol
+            self._lingering = False
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._transport, name)
+
+        def is_closing(self) -> bool:
+            return self._lingering or self._transport.is_closing()
+
+        def close(self) -> None:
+            mid_body = self._protocol.conn.their_state is h11.SEND_BODY
+            if self._lingering or not mid_body or self._transport.is_closing():
+                self._transport.close()
+                return
+            try:
+                self._transport.pause_reading()
+                self._transport.write_eof()
+            except (OSError, NotImplementedError):  # the client has gone already (or TLS): just close
+                self._transport.close()
+                return
+            self._lingering = True
+            self._protocol.loop.call_later(LINGER_SECONDS, self._transport.close)
+
+    class GuardedH11(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(cast(asyncio.Transport, Lingering(transport, self)))
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if self._header_timer is None and self.conn.their_state is h11.IDLE:
+                self._arm()  # the first byte of a new request
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:
+                self._disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            if header_timeout is not None:
+                self._header_timer = self.loop.call_later(header_timeout, self._expired)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _expired(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
+                return
+            partial, _ = self.conn.trailing_data
+            log.debug("request headers not in after %g s (%d bytes); closing", header_timeout, len(partial))
+            if partial:
+                self.transport.write(_TIMED_OUT)
+            self.transport.close()
+
+    return GuardedH11
+
+
 def serve_http(
     factory: ServerFactory,
     *,
@@ -743,8 +914,16 @@ def serve_http(
     port: int = 8000,
     path: str = DEFAULT_PATH,
     allowed_hosts: Iterable[str] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    header_timeout: float | None = DEFAULT_HEADER_TIMEOUT,
 ) -> None:
-    """Serve until interrupted; logs ``listening on http://HOST:PORT/mcp`` (the real port) first."""
+    """Serve until interrupted; logs ``listening on http://HOST:PORT/mcp`` (the real port) first.
+
+    ``max_body_bytes`` and ``body_timeout`` are as for :class:`StreamableHTTP`
+    (``harness serve`` passes ``--max-message-bytes`` as the first);
+    ``header_timeout`` is :func:`h11_protocol`'s (None: no limit).
+    """
     import uvicorn
 
     from harness.errors import UserError
@@ -752,7 +931,9 @@ def serve_http(
     names = set(LOCAL_NAMES if allowed_hosts is None else allowed_hosts)
     if allowed_hosts is None and host not in ("0.0.0.0", "::"):
         names.add(host.strip("[]"))
-    transport = StreamableHTTP(factory, path=path, allowed_hosts=names)
+    transport = StreamableHTTP(
+        factory, path=path, allowed_hosts=names, max_body_bytes=max_body_bytes, body_timeout=body_timeout
+    )
     try:
         sock = bind_socket(host, port)
     except OSError as exc:
@@ -764,7 +945,13 @@ def serve_http(
         log.warning(
             "bound to every interface, but only Host/Origin %s are accepted", ", ".join(sorted(names))
         )
-    config = uvicorn.Config(transport.app, log_level="warning", timeout_graceful_shutdown=1, lifespan="off")
+    config = uvicorn.Config(
+        transport.app,
+        http=h11_protocol(header_timeout),
+        log_level="warning",
+        timeout_graceful_shutdown=1,
+        lifespan="off",
+    )
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[sock])
