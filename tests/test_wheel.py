@@ -4,6 +4,14 @@ The wheel is built from a copy of the checkout (so the build leaves nothing in t
 then installed without its dependencies into a fresh virtual environment that sees this
 interpreter's packages (numpy, pandas... are not downloaded again), and the CLI is run
 from a directory that holds no scenarios.
+
+"This interpreter's packages" are those of the environment running the tests, whether a
+plain interpreter (CI) or a virtual environment: ``venv --system-site-packages`` would give
+a nested venv the *base* interpreter's packages, not the running venv's, so the nested venv
+gets a ``.pth`` file naming this interpreter's site-packages directories instead. They come
+after the nested venv's own, so the wheel's ``harness`` is the one imported; and the lines are
+plain paths, so ``.pth`` files in those directories (this checkout's editable install among
+them) are not run.
 """
 
 from __future__ import annotations
@@ -71,13 +79,54 @@ def test_the_wheel_carries_every_shipped_scenario_and_the_fixture_data(wheel: Pa
     assert "[harness.agents]" in text and "reader = scripted_agents.reader:ReaderAgent" in text
 
 
-def test_installed_from_the_wheel_list_and_run_work_from_any_directory(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+def site_packages() -> list[str]:
+    """This interpreter's site-packages directories (a venv's own, or the interpreter's and the
+    user's), in import order; not the checkout, which the tests add to ``sys.path``."""
+    dirs = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    return list(dict.fromkeys(dirs))
+
+
+def nested_venv(venv: Path, wheel: Path | None = None) -> Path:
+    """A fresh venv at ``venv`` (``wheel`` installed in it, without dependencies) that sees this
+    interpreter's packages after its own."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     python = venv / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, capture_output=True
+    if wheel is not None:
+        pip = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+            capture_output=True,
+            text=True,
+        )
+        assert pip.returncode == 0, pip.stderr
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(purelib) / "_tests_parent_site_packages.pth").write_text("".join(f"{d}\n" for d in site_packages()))
+    return venv
+
+
+def test_the_nested_venv_sees_the_packages_of_the_interpreter_running_the_tests(tmp_path: Path) -> None:
+    venv = nested_venv(tmp_path / "venv")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    found = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import fastjsonschema, pandas; print(pandas.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
+    assert found.returncode == 0, found.stderr
+    import pandas
+
+    assert Path(found.stdout.strip()).resolve() == Path(pandas.__file__).resolve()  # this interpreter's
+
+
+def test_installed_from_the_wheel_list_and_run_work_from_any_directory(wheel: Path, tmp_path: Path) -> None:
+    venv = nested_venv(tmp_path / "venv", wheel)
+    python = venv / "bin" / "python"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -87,13 +136,14 @@ def test_installed_from_the_wheel_list_and_run_work_from_any_directory(wheel: Pa
         env=env,
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout
-    assert str(venv) in where, f"the installed copy was not the one imported: {where}"
+    )
+    assert where.returncode == 0, where.stderr
+    assert str(venv) in where.stdout, f"the installed copy was not the one imported: {where}"
     harness = venv / "bin" / "harness"
     listed = subprocess.run(
-        [str(harness), "list", "--json"], cwd=elsewhere, env=env, capture_output=True, text=True, check=True
+        [str(harness), "list", "--json"], cwd=elsewhere, env=env, capture_output=True, text=True
     )
+    assert listed.returncode == 0, listed.stderr
     assert all(Path(s).stem in listed.stdout for s in SHIPPED)
     assert all(f'"{Path(f).stem}"' in listed.stdout for f in FAMILIES)
     run = subprocess.run(

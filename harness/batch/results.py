@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 
 from harness.batch.grid import KEY_COLUMNS, Grid
 from harness.errors import UserError
+from harness.sim.row import ROW_COLUMNS
 
 FORMAT = "harness-results/2"
 READABLE_FORMATS: tuple[str, ...] = ("harness-results/1", FORMAT)
@@ -381,7 +382,7 @@ class ResultsDir:
         """Every finished row, once each, in grid order."""
         frames = [t.to_pandas() for t in (self._read(f) for f in self._files()) if t.num_rows]
         if not frames:
-            return pd.DataFrame(columns=self.key_columns())
+            return pd.DataFrame(columns=[*ROW_COLUMNS, *self.grid.param_names])  # no rows yet: all columns
         df: pd.DataFrame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         missing = [k for k in self.key_columns() if k not in df.columns]
         written = self.manifest.get("row_version")

@@ -12,14 +12,18 @@ What a reader could mistake is drawn apart: a group without recovery
 opportunities (rate undefined) shows "n/a" where its bar would stand, never a
 0 bar; the box plot has a legend for its median and mean; in the sweep plot
 the strategies are dodged a little along x and drawn with hollow markers of
-decreasing size, so that strategies with identical results stay visible.
+decreasing size, so that strategies with identical results stay visible. Its x axis
+is numeric when the swept values are numbers, and categorical (one tick per value)
+when they are strings, booleans or a mix (:func:`sweep_axis`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import numbers
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import matplotlib
 
@@ -156,6 +160,55 @@ def steps_to_recover(df: pd.DataFrame, run: str) -> Figure:
     return fig
 
 
+SweepKey = tuple[int, float | str]
+"""A swept value's point on the sweep axis: (0, number), (1, boolean as 0/1), (2, text) or (3, missing)."""
+
+
+def _is_number(value: object) -> TypeGuard[numbers.Real]:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _sweep_key(value: object) -> SweepKey:
+    """Numbers by value (2 and 2.0 are one point); booleans apart from them (True is not 1 here)."""
+    if isinstance(value, bool | np.bool_):
+        return (1, float(value))
+    if value is None or value is pd.NA or (_is_number(value) and math.isnan(value)):
+        return (3, NA)  # a table with rows that were not swept on this key
+    if _is_number(value):
+        return (0, float(value))
+    return (2, str(value))
+
+
+def _sweep_label(value: object) -> str:
+    if _sweep_key(value)[0] == 3:
+        return NA
+    if _is_number(value) and not isinstance(value, numbers.Integral):
+        return f"{float(value):g}"
+    return str(value)
+
+
+def sweep_axis(values: Iterable[object]) -> tuple[dict[SweepKey, float], list[str], bool]:
+    """Each swept value's x (by :func:`_sweep_key`), the tick labels in x order, and whether x is numeric.
+
+    Numbers alone (ints, floats or both) stand at their value. Anything else (strings,
+    booleans, a mix of types) is categorical: one point per distinct value at 0, 1, 2, ...,
+    numbers first in increasing order, then False and True, then text in alphabetical order,
+    then ``n/a`` for rows without a value.
+
+    >>> sweep_axis([0.2, 0, 0.2])
+    ({(0, 0.0): 0.0, (0, 0.2): 0.2}, ['0', '0.2'], True)
+    >>> sweep_axis(["fixed", "exponential"])
+    ({(2, 'exponential'): 0.0, (2, 'fixed'): 1.0}, ['exponential', 'fixed'], False)
+    """
+    distinct: dict[SweepKey, object] = {}
+    for value in values:
+        distinct.setdefault(_sweep_key(value), value)
+    keys = sorted(distinct)
+    numeric = all(kind == 0 for kind, _ in keys)
+    positions = {key: float(key[1]) if numeric else float(i) for i, key in enumerate(keys)}
+    return positions, [_sweep_label(distinct[key]) for key in keys], numeric
+
+
 def success_vs_sweep(df: pd.DataFrame, run: str) -> Figure | None:
     """Success rate against the first swept parameter, one line per strategy (None if no sweep)."""
     params = param_columns(df)
@@ -165,12 +218,16 @@ def success_vs_sweep(df: pd.DataFrame, run: str) -> Figure | None:
     table = compare(df, by=(param,), unit="scenario")
     fig, ax = plt.subplots(figsize=(8, 5))
     strategies = _strategies(table)
-    values = np.sort(table[param].unique().astype(float))
-    span = float(values[-1] - values[0]) if len(values) > 1 else 1.0
+    positions, labels, numeric = sweep_axis(table[param])
+    ticks = list(positions.values())
+    span = ticks[-1] - ticks[0] if len(ticks) > 1 else 1.0
     for i, strategy in enumerate(strategies):
-        sub = table[table.strategy == strategy].sort_values(param)
+        sub = table[table.strategy == strategy]
+        at = np.array([positions[_sweep_key(v)] for v in sub[param]], dtype=float)
+        order = np.argsort(at, kind="stable")
+        sub, at = sub.iloc[order], at[order]
         # Dodged along x, so that strategies with identical results do not hide each other.
-        x = sub[param].to_numpy(dtype=float) + (i - (len(strategies) - 1) / 2) * DODGE * span
+        x = at + (i - (len(strategies) - 1) / 2) * DODGE * span
         line, marker = STYLES.get(strategy, ("-", "o"))
         color = COLORS.get(strategy)
         ax.plot(x, sub.success_rate, linestyle=line, marker=marker, label=strategy, color=color,
@@ -178,7 +235,9 @@ def success_vs_sweep(df: pd.DataFrame, run: str) -> Figure | None:
                 markersize=MARKER_SIZES[min(i, len(MARKER_SIZES) - 1)])  # fmt: skip
         ax.fill_between(x, sub.success_lo.to_numpy(dtype=float), sub.success_hi.to_numpy(dtype=float),
                         alpha=0.15, color=color)  # fmt: skip
-    ax.set_xticks(values, [f"{v:g}" for v in values])
+    ax.set_xticks(ticks, labels)
+    if not numeric:  # categories: as much room beside the first and last as between them
+        ax.set_xlim(ticks[0] - 0.5, ticks[-1] + 0.5)
     ax.set_xlabel(f"{param} (strategies offset slightly along x so that equal values stay visible)")
     ax.set_ylabel("success rate")
     ax.set_ylim(0, 1.05)
