@@ -264,6 +264,10 @@ def test_a_quick_run_of_a_few_cases_writes_every_file_and_one_json_object(tmp_pa
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
+    # progress: one line per case as it ends, the last at 100 %
+    done = [line for line in proc.stderr.splitlines() if line.startswith("harness bench: [")]
+    assert len(done) == len(pd.read_csv(out / "bench.csv")) and done[-1].startswith("harness bench: [100%]")
+    assert any("test_floor[" in line and "tools/call" in line for line in done)
     printed = json.loads(proc.stdout)
     assert printed["ratio_to_floor"] > 0
     assert printed["ratio_to_official_sdk"] is None  # the official SDK was not selected

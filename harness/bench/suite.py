@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -65,14 +67,28 @@ def default_out(root: Path = Path("results")) -> Path:
     return root / f"bench-{datetime.now():%Y%m%dT%H%M%S}"
 
 
+CASE_DONE = re.compile(
+    r"^(?P<case>\S+::\S+)\s+(?P<outcome>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+\[\s*(?P<pct>\d+)%\]"
+)
+"""A case's line in pytest's verbose output, once it has finished: what progress is read from."""
+
+Progress = Callable[[str, str, int], None]
+"""Called as each case finishes: (case, outcome, percent of the suite done)."""
+
+
 def run_pytest(
-    out: Path, *, quick: bool, select: str | None = None, million: bool = False
+    out: Path,
+    *,
+    quick: bool,
+    select: str | None = None,
+    million: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[Path, tuple[str, ...]]:
     """Run the suite into ``out/benchmark.json``; pytest's output goes to ``out/pytest.log``.
 
     Returns the JSON and the cases that failed: a failed case costs its own row, not
     the run's (``tests/benchmarks/conftest.py``). ``million`` adds the 10^6-session
-    peak-memory case (``HARNESS_BENCH_MILLION=1``).
+    peak-memory case (``HARNESS_BENCH_MILLION=1``). ``progress`` hears of each case as it ends.
     """
     suite = benchmarks_dir()
     out.mkdir(parents=True, exist_ok=True)
@@ -83,7 +99,7 @@ def run_pytest(
         "-m",
         "pytest",
         str(suite),
-        "-q",
+        "-v",
         "-p",
         "no:cacheprovider",
         f"--benchmark-json={report}",
@@ -102,7 +118,16 @@ def run_pytest(
         "HARNESS_BENCH_MILLION": "1" if million else "0",
     }
     with log.open("wb") as sink:
-        rc = subprocess.call(command, cwd=suite.parent.parent, stdout=sink, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(
+            command, cwd=suite.parent.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+        )
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            sink.write(raw)
+            done = CASE_DONE.match(raw.decode(errors="replace"))
+            if done and progress is not None:
+                progress(done["case"], done["outcome"], int(done["pct"]))
+        rc = proc.wait()
     if rc == EXIT_NO_TESTS:
         raise UserError(
             f"no benchmark matches -k {select!r}" if select else f"no benchmarks found in {suite}"
@@ -177,7 +202,14 @@ def _machine(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run(out: Path, *, quick: bool, select: str | None = None, million: bool = False) -> BenchResult:
+def run(
+    out: Path,
+    *,
+    quick: bool,
+    select: str | None = None,
+    million: bool = False,
+    progress: Progress | None = None,
+) -> BenchResult:
     """Run the suite and write every result file into ``out``."""
-    report, failed = run_pytest(out, quick=quick, select=select, million=million)
+    report, failed = run_pytest(out, quick=quick, select=select, million=million, progress=progress)
     return write_results(report, out, failed)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from harness.errors import UserError
+
+if TYPE_CHECKING:
+    from harness.bench.suite import Progress as suite_progress
 
 
 @click.command("bench")
@@ -64,7 +68,7 @@ def command(
             result = suite.write_results(from_json, out)
         else:
             click.echo(f"harness bench: running {'quick ' if quick else ''}suite into {out}", err=True)
-            result = suite.run(out, quick=quick, select=select, million=million)
+            result = suite.run(out, quick=quick, select=select, million=million, progress=_progress())
     except suite.BenchFailed as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "json":
@@ -83,3 +87,20 @@ def command(
             f"{len(result.failed)} case(s) failed; every other figure is written. "
             f"See {result.out / 'pytest.log'}:\n  {shown}"
         )
+
+
+def _progress() -> suite_progress:
+    """One line on stderr as each case ends: how far the suite is, and the time so far."""
+    import time
+
+    started = time.monotonic()
+
+    def say(case: str, outcome: str, percent: int) -> None:
+        where, _, test = case.partition("::")
+        name = f"{where.rsplit('/', 1)[-1]}::{test}"  # the test id may hold slashes of its own
+        click.echo(
+            f"harness bench: [{percent:3d}%] {name} {outcome.lower()} ({time.monotonic() - started:.0f} s)",
+            err=True,
+        )
+
+    return say

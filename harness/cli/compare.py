@@ -94,7 +94,7 @@ def print_comparison(
 
 
 def _title(source: str, baseline: str, state: RunState | None, inference: str) -> str:
-    title = f"strategy comparison ({source}); baseline {baseline}; {inference}"
+    title = f"strategy comparison ({source}); baseline {baseline}; Δ = strategy − {baseline}; {inference}"
     if state is not None and state.complete is False:
         of = f" of {state.sessions_in_grid}" if state.sessions_in_grid is not None else ""
         title = f"INCOMPLETE RUN ({state.sessions}{of} sessions, status {state.status or 'unknown'}): {title}"

@@ -12,7 +12,7 @@ import pandas as pd
 
 from harness.batch.grid import split_names
 from harness.cli.compare import ADJUSTMENTS, print_table
-from harness.errors import UserError
+from harness.errors import UserError, unknown_name
 
 FORMATS = ("table", "markdown", "json")
 
@@ -45,18 +45,20 @@ def _intervals(value: pd.Series, lo: pd.Series, hi: pd.Series) -> list[str]:
     return [_ci(*r) for r in zip(value, lo, hi, strict=True)]
 
 
-def shown_shares(shares: pd.DataFrame) -> pd.DataFrame:
-    """The shares table as printed: counts with percentages, the mean effect with its interval."""
+def shown_shares(shares: pd.DataFrame, baseline: str = "is_error") -> pd.DataFrame:
+    """The shares table as printed: counts with percentages, the mean Δ with its interval."""
     total = shares["scenarios"]
     return pd.DataFrame(
         {
             "agent": shares["agent"],
-            "is_error vs": shares["against"],
+            "strategy": shares["against"],
             "n": total,
-            "help": _counts(shares["help"], total),
+            f"help ({baseline} better)": _counts(shares["help"], total),
             "no difference": _counts(shares["none"], total),
             "hurt": _counts(shares["hurt"], total),
-            "mean effect [95% CI]": _intervals(shares["mean_effect"], shares["lo"], shares["hi"]),
+            f"mean Δ (strategy − {baseline}) [95% CI]": _intervals(
+                shares["mean_effect"], shares["lo"], shares["hi"]
+            ),
             "test": shares["test"],
             "p adj": [_p(v) for v in shares["p_adj"]],
         }
@@ -69,12 +71,12 @@ def shown_features(table: pd.DataFrame, top: int) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "agent": head["agent"],
-            "is_error vs": head["against"],
+            "strategy": head["against"],
             "feature": head["feature"],
             "n": [f"{a}/{b}" for a, b in zip(head["n_with"], head["n_without"], strict=True)],
             "help with/without": _pairs(head["help_with"], head["help_without"]),
             "hurt with/without": _pairs(head["hurt_with"], head["hurt_without"]),
-            "Δ mean effect [95% CI]": _intervals(head["difference"], head["lo"], head["hi"]),
+            "mean Δ with − without [95% CI]": _intervals(head["difference"], head["lo"], head["hi"]),
             "p": [_p(v) for v in head["p"]],
             "p adj": [_p(v) for v in head["p_adj"]],
         }
@@ -90,9 +92,9 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option(
     "--against",
-    default="collapse,masked",
-    show_default=True,
-    help="Strategies is_error is paired against (comma-separated); those without sessions are skipped.",
+    default=None,
+    help="Strategies paired against --baseline (comma-separated). Default: collapse,masked, those "
+    "the run has; a strategy named here must be in the run.",
 )
 @click.option("--baseline", default="is_error", show_default=True, help="The readable-error strategy.")
 @click.option(
@@ -112,7 +114,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 )
 def command(
     directory: Path,
-    against: str,
+    against: str | None,
     baseline: str,
     adjust: str,
     top: int,
@@ -124,13 +126,14 @@ def command(
     scenario features (fault kinds, message qualities, alternatives, tool-list changes, budget,
     family, swept parameters) go with the sign.
 
-    The effect in a scenario is success under --baseline minus success under the other strategy,
-    paired on seeds. Shares are counted; the mean effect has a t interval over scenarios and a
-    signed-rank test; each feature compares scenarios with it against those without (Welch
-    interval, Mann-Whitney p), one feature at a time. p-values adjusted over each table.
+    The effect in a scenario is Δ = success under the other strategy minus success under
+    --baseline, paired on seeds (the sign of compare's Δ); readable errors help where Δ < 0.
+    Shares are counted; the mean Δ has a t interval over scenarios and a signed-rank test; each
+    feature compares scenarios with it against those without (Welch interval, Mann-Whitney p),
+    one feature at a time. p-values adjusted over each table.
     """
     from harness.batch.results import ResultsDir, load_run
-    from harness.report.effects import effect_shares, feature_table, run_features, scenario_effects
+    from harness.report.effects import AGAINST, effect_shares, feature_table, run_features, scenario_effects
 
     df, state = load_run(directory)
     if df.empty:
@@ -139,11 +142,29 @@ def command(
         raise UserError(
             f"--baseline {baseline}: no sessions with that strategy (have: {sorted(set(df.strategy))})"
         )
-    others = [s for s in split_names([against]) if s in set(df["strategy"]) and s != baseline]
-    if not others:
-        raise UserError(
-            f"--against {against}: no sessions with those strategies (have: {sorted(set(df.strategy))})"
-        )
+    have = sorted(set(df["strategy"]))
+    if against is None:
+        others = [s for s in AGAINST if s in have and s != baseline]
+        if not others:
+            raise UserError(
+                f"{directory}: no sessions under {' or '.join(AGAINST)} to pair with (have: {have}); "
+                "name the strategies with --against"
+            )
+    else:
+        others = list(split_names([against]))
+        if not others:
+            raise UserError("--against: give at least one strategy (e.g. --against collapse)")
+        from harness.protocol import STRATEGIES
+
+        for name in others:
+            if name not in STRATEGIES:
+                raise unknown_name("strategy", name, STRATEGIES)
+            if name == baseline:
+                raise UserError(f"--against {name}: that is the --baseline; pair it with another strategy")
+            if name not in have:
+                raise UserError(
+                    f"--against {name}: no sessions with that strategy in {directory} (have: {have})"
+                )
     sources: dict[str, str] = {}
     if directory.is_dir():
         sources = dict(ResultsDir.open(directory).manifest.get("scenario_sources", {}))
@@ -160,16 +181,18 @@ def command(
                "effects": _records(effects)}  # fmt: skip
         click.echo(json.dumps(doc, default=str))
     else:
-        title = f"effect of readable errors per scenario ({directory}); unit: scenario; p adjusted: {adjust}"
+        title = (f"effect of readable errors per scenario ({directory}): Δ = success under the "
+                 f"strategy − under {baseline}, paired on seeds; help: Δ < 0; unit: scenario; "
+                 f"p adjusted: {adjust}")  # fmt: skip
         ftitle = (f"scenario features and the effect's sign (top {top} by p per row group; "
                   f"tested when >= {min_group} scenarios with and without)")  # fmt: skip
         if fmt == "markdown":
             from harness.report.stats import to_markdown
 
-            click.echo(f"{title}\n\n{to_markdown(shown_shares(shares))}\n\n{ftitle}\n\n")
+            click.echo(f"{title}\n\n{to_markdown(shown_shares(shares, baseline))}\n\n{ftitle}\n\n")
             click.echo(to_markdown(shown_features(table, top)))
         else:
-            print_table(shown_shares(shares), title=title)
+            print_table(shown_shares(shares, baseline), title=title)
             if table.empty:
                 click.echo("no agent's effect differs between scenarios: no feature to test")
             else:

@@ -8,11 +8,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from harness.batch.grid import Grid, parse_sets, split_names
 from harness.errors import UserError, unknown_name
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 HARNESS_ERROR_EXIT = 3
 """``harness run``'s exit status when any session of the run is a ``harness_error`` (an agent that
@@ -51,7 +54,7 @@ def build_grid(
 
     sources: dict[str, str] = {}
     names: list[str] = []
-    family_names = split_names(families)
+    family_names = given_names(families, "--family")
     for fname in family_names:
         fam = load_family(fname)
         for index, (name, _) in enumerate(sample(fam, count, family_seed)):
@@ -59,7 +62,7 @@ def build_grid(
                 raise UserError(f"--family {fname}: scenario {name} is drawn twice (a family named twice?)")
             names.append(name)
             sources[name] = family_source(fam, count, family_seed, index)
-    for spec in split_names(scenarios) or (() if family_names else tuple(list_scenarios())):
+    for spec in given_names(scenarios, "SCENARIOS") or (() if family_names else tuple(list_scenarios())):
         if not spec.endswith(".toml") and spec not in list_scenarios():
             raise unknown_name("scenario", spec, list_scenarios())
         scenario = load_scenario(spec)
@@ -67,18 +70,18 @@ def build_grid(
         if spec != scenario.name:
             sources[scenario.name] = str(Path(spec).resolve())
     # The default grid: every registered agent that needs no model endpoint (docs/llm.md).
-    agent_names = split_names(agents) or tuple(a for a in list_agents() if not calls_a_model(a))
+    agent_names = given_names(agents, "--agents") or tuple(a for a in list_agents() if not calls_a_model(a))
     for a in agent_names:
         agent_class(a)  # a UserError naming what is wrong, before anything runs
-    strategy_names = split_names(strategies) or STRATEGIES
+    strategy_names = given_names(strategies, "--strategies") or STRATEGIES
     for s in strategy_names:
         if s not in STRATEGIES:
             raise unknown_name("strategy", s, STRATEGIES)
-    host_names = split_names(hosts) or ("typical",)
+    host_names = given_names(hosts, "--hosts") or ("typical",)
     for h in host_names:
         if h not in HOSTS:
             raise unknown_name("host", h, HOSTS)
-    era_names = split_names(eras) or ("handshake",)
+    era_names = given_names(eras, "--eras") or ("handshake",)
     for e in era_names:
         if e not in ERAS:
             raise unknown_name("era", e, ERAS)
@@ -124,6 +127,17 @@ def unsolvable(grid: Grid, sources: tuple[tuple[str, str], ...]) -> list[str]:
     return lines
 
 
+def given_names(values: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """The names given (``a,b`` or repeated); a value that names nothing (``""``, ``","``) is
+    refused rather than read as "not given", which would run every one."""
+    names = split_names(values)
+    if values and not names:
+        raise UserError(
+            f"{what}: {values[0]!r} names nothing; leave {what} out to run every one, or name some"
+        )
+    return names
+
+
 def calls_a_model(spec: str) -> bool:
     """Whether an agent asks a model endpoint (``calls_a_model`` on its class: the llm agent's
     ``--llm-*`` flags go to it, and the default grid leaves it out)."""
@@ -133,28 +147,35 @@ def calls_a_model(spec: str) -> bool:
 
 
 def model_settings(
-    grid: Grid, base_url: str | None, model: str | None, key_env: str, cassette: Path | None, replay: bool
+    grid: Grid | tuple[str, ...],
+    base_url: str | None,
+    model: str | None,
+    key_env: str,
+    cassette: Path | None,
+    replay: bool,
+    agents_flag: str = "--agents",
 ) -> tuple[tuple[str, tuple[tuple[str, object], ...]], ...]:
     """Each model agent's settings from the ``--llm-*`` flags, checked now; what the workers
     and the manifest get (the key's variable name, never the key; a knob the grid sweeps is left
-    to the sweep)."""
+    to the sweep). ``grid`` may be a tuple of agent specs (``harness session``'s one agent)."""
     from harness.sim.registry import make_agent
 
     given = {"--llm-base-url": base_url, "--llm-model": model, "--cassette": cassette, "--replay": replay}
-    models = [a for a in grid.agents if calls_a_model(a)]
+    agents, swept_names = (grid.agents, grid.param_names) if isinstance(grid, Grid) else (grid, ())
+    models = [a for a in agents if calls_a_model(a)]
     if not models:
         flag = next((f for f, v in given.items() if v), None)
         if flag:
-            raise UserError(f"{flag} goes with an agent that calls a model (--agents llm)")
+            raise UserError(f"{flag} goes with an agent that calls a model ({agents_flag} llm)")
         return ()
     if replay and cassette is None:
         raise UserError("--replay needs --cassette PATH: the recording to answer every request from")
     if replay and cassette is not None and not cassette.is_file():
         raise UserError(f"--cassette {cassette}: no such file to replay")
     if not replay and not base_url:
-        raise UserError(f"--agents {models[0]} needs --llm-base-url URL (or --replay --cassette PATH)")
+        raise UserError(f"{agents_flag} {models[0]} needs --llm-base-url URL (or --replay --cassette PATH)")
     if not model:
-        raise UserError(f"--agents {models[0]} needs --llm-model NAME")
+        raise UserError(f"{agents_flag} {models[0]} needs --llm-model NAME")
     flags: dict[str, object] = {"model": model, "api_key_env": key_env, "replay": replay}
     if base_url:
         flags["base_url"] = base_url
@@ -163,9 +184,37 @@ def model_settings(
     out = []
     for spec in models:
         settings = getattr(make_agent(spec, flags), "settings", flags)
-        swept = {name.removeprefix("agent.") for name in grid.param_names}
+        swept = {name.removeprefix("agent.") for name in swept_names}
         out.append((spec, tuple((k, v) for k, v in settings.items() if k not in swept and v is not None)))
     return tuple(out)
+
+
+LLM_OPTIONS = (
+    click.option("--llm-base-url", default=None, metavar="URL", help="The llm agent's endpoint, up to /v1."),
+    click.option("--llm-model", default=None, metavar="NAME", help="The model the llm agent asks."),
+    click.option(
+        "--llm-api-key-env",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        metavar="VAR",
+        help="The environment variable holding the API key (the key is never written anywhere).",
+    ),
+    click.option(
+        "--cassette",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="Record every model request and answer in this JSONL file (answered from it when there).",
+    ),
+    click.option("--replay", is_flag=True, help="Answer every model request from --cassette; no endpoint."),
+)
+"""The flags that set up an agent that calls a model, the same for ``run`` and ``session``."""
+
+
+def llm_options(fn: F) -> F:
+    """Decorate a command with :data:`LLM_OPTIONS`, in their order."""
+    for option in reversed(LLM_OPTIONS):
+        fn = option(fn)
+    return fn
 
 
 def print_dry_run(grid: Grid, sources: tuple[tuple[str, str], ...]) -> None:
@@ -322,22 +371,7 @@ def line_progress(total: int, done: int) -> Callable[[int], None]:
     help=f"The study preset: {STUDY_SCENARIOS}+ scenarios sampled from every shipped family, every agent "
     f"and strategy, {STUDY_SEEDS} seeds each (unless --seeds), compared with the scenario as the unit.",
 )
-@click.option("--llm-base-url", default=None, metavar="URL", help="The llm agent's endpoint, up to /v1.")
-@click.option("--llm-model", default=None, metavar="NAME", help="The model the llm agent asks.")
-@click.option(
-    "--llm-api-key-env",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    metavar="VAR",
-    help="The environment variable holding the API key (the key is never written anywhere).",
-)
-@click.option(
-    "--cassette",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Record every model request and answer in this JSONL file (answered from it when there).",
-)
-@click.option("--replay", is_flag=True, help="Answer every model request from --cassette; no endpoint.")
+@llm_options
 @click.option(
     "--llm-concurrency",
     type=click.IntRange(min=1),

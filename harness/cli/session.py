@@ -12,11 +12,13 @@ import io
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from harness.cli.choices import NameChoice
+from harness.cli.run import llm_options, model_settings
 from harness.errors import UserError
 from harness.protocol.codecs import CODECS
 from harness.protocol.strategies import STRATEGIES
@@ -60,6 +62,7 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     help="Write the JSONL trace to FILE, or - for stdout.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the record as one JSON object.")
+@llm_options
 @click.option(
     "--set",
     "sets",
@@ -79,6 +82,11 @@ def command(
     trace_to: str | None,
     as_json: bool,
     sets: tuple[str, ...],
+    llm_base_url: str | None,
+    llm_model: str | None,
+    llm_api_key_env: str,
+    cassette: Path | None,
+    replay: bool,
 ) -> int:
     """Run SCENARIO (a shipped name or a .toml path) once and print its record."""
     from harness.batch.grid import parse_sets
@@ -92,6 +100,11 @@ def command(
             raise UserError(f"--set {key}: one session takes one value (harness run sweeps several)")
         values.append((key, given[0]))
     knobs, overrides = split_agent_params(tuple(values))
+    settings = model_settings(
+        (agent_name,), llm_base_url, llm_model, llm_api_key_env, cassette, replay, agents_flag="--agent"
+    )
+    if settings:  # the --llm-* flags, under any agent.* knob the user set with --set
+        knobs = {**dict(settings[0][1]), **knobs}
     loaded = load_scenario(scenario)
     if overrides:
         loaded = loaded.with_overrides(dict(overrides))

@@ -5,10 +5,11 @@ over these 200 scenarios". A pooled mean hides how the effect is spread: a small
 and a large gain in a few scenarios with losses elsewhere pool alike. This module keeps the
 scenario as the unit and looks at each one:
 
-* **The effect in one scenario** is the paired difference in success, readable errors
-  (``baseline``, is_error) minus the other strategy, over the seeds both ran (the fault schedule
-  depends on scenario and seed only, so a pair differs only in how the failure was encoded).
-  Its **sign** is ``help`` (> 0), ``hurt`` (< 0) or ``none`` (every pair agreed). With a few
+* **The effect in one scenario** is the paired difference in success, Δ = the other strategy
+  minus readable errors (``baseline``, is_error), over the seeds both ran (the fault schedule
+  depends on scenario and seed only, so a pair differs only in how the failure was encoded): the
+  same sign convention as the comparison's Δ (strategy − baseline). Its **sign** is ``help``
+  (Δ < 0: readable errors do better), ``hurt`` (Δ > 0) or ``none`` (every pair agreed). With a few
   seeds per scenario a non-zero sign can be noise: :func:`effect_shares` reports the shares as
   counted, and a test across scenarios (Wilcoxon's signed rank on the per-scenario effects,
   :func:`harness.report.inference.scenario_test`) whose p-values are adjusted over the table.
@@ -54,7 +55,8 @@ AGAINST: tuple[str, ...] = ("collapse", "masked")
 """The strategies readable errors are measured against by default: both hide the reason."""
 
 SIGNS: tuple[str, ...] = ("help", "none", "hurt")
-"""Readable errors help (effect > 0), make no difference (every pair agreed), or hurt (< 0)."""
+"""Readable errors help (Δ = other − readable < 0), make no difference (every pair agreed), or
+hurt (Δ > 0)."""
 
 MIN_GROUP = 5
 """A feature is tested only when at least this many scenarios have it and this many lack it."""
@@ -120,8 +122,8 @@ def scenario_effects(
     """The effect of readable errors in each scenario: one row per agent, other strategy and unit.
 
     Columns :data:`EFFECT_COLUMNS` plus ``scenario`` and every swept parameter (a scenario under
-    two parameter values is two units). ``effect`` = mean over the paired seeds of success under
-    ``baseline`` minus success under ``against``.
+    two parameter values is two units). ``effect`` = Δ, the mean over the paired seeds of success
+    under ``against`` minus success under ``baseline`` (strategy − baseline, as the comparison's Δ).
     """
     groups, paired = paired_groups(df, baseline=baseline, by=("agent",), group_params=True)
     params = [g for g in groups if g != "agent"]
@@ -131,11 +133,11 @@ def scenario_effects(
         if other not in against:
             continue
         for scenario, rec in per_scenario_pairs(pairs).iterrows():
-            effect = -float(rec["delta"])  # per_scenario_pairs measures other - base
+            effect = float(rec["delta"])  # other - base: the comparison's convention
             label = str(scenario) + "".join(f" [{p}={head[p]}]" for p in params)
             rows.append({**head, "against": other, "scenario": scenario, "unit": label,
                          "pairs": int(rec["pairs"]), "effect": effect,
-                         "sign": "help" if effect > 0 else "hurt" if effect < 0 else "none"})  # fmt: skip
+                         "sign": "help" if effect < 0 else "hurt" if effect > 0 else "none"})  # fmt: skip
     return pd.DataFrame(
         rows, columns=["agent", *params, "against", "scenario", "unit", "pairs", "effect", "sign"]
     )

@@ -212,7 +212,7 @@ def run_session(
     if broke is not None:
         # The session itself is not run: without its baseline it cannot be judged.
         run.status, run.end = "harness_error", "error"
-        run.error = f"the session's fault-free baseline run broke: {broke}"
+        run.error = f"the fault-free baseline broke: {broke}"
         run.traceback = broke.traceback
     else:
         _run(run)

@@ -78,8 +78,9 @@ def test_a_replay_that_asks_what_was_not_recorded_names_the_request_and_the_batc
         assert run([*record, *QUIET, "--out", str(tmp_path / "a")], capsys)[0] == 0
     other = [*GRID, "--llm-model", "another", "--cassette", str(cassette), "--replay"]
     rc, _, err = run([*other, *QUIET, "--out", str(tmp_path / "b")], capsys)
-    assert rc == 0
+    assert rc == 3  # the batch finished, and says that its sessions broke
     assert "4 harness errors" in err
+    assert (tmp_path / "b" / "errors.log").read_text().count("=== strict_dates__llm__") == 4
     assert (
         "first harness error: strict_dates__llm__is_error__typical__0: CassetteMiss: request sha256:" in err
     )
@@ -190,7 +191,7 @@ def test_an_endpoint_that_gives_out_makes_harness_error_rows_and_the_batch_finis
     with FakeEndpoint(scripted(Answer("overloaded", status=503))) as fake:
         argv = [*GRID, *against(fake), "--set", "agent.max_retries=1"]
         rc, _, err = run([*argv, "--set", "agent.backoff_s=0", *QUIET, "--out", str(tmp_path / "r")], capsys)
-    assert rc == 0 and "4 harness errors" in err
+    assert rc == 3 and "4 harness errors" in err
     assert "first harness error: strict_dates__llm__is_error__typical__0__agent.max_retries=1" in err
     assert "503 overloaded (gave up after 2 attempts)" in err
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["status"] == "complete"
@@ -230,3 +231,35 @@ def test_a_swept_temperature_is_a_grid_axis_a_column_and_what_the_requests_carry
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert "temperature" not in manifest["agent_settings"]["llm"]
     assert manifest["grid"]["sweeps"] == {"agent.temperature": [0, 0.7]}
+
+
+def test_harness_session_takes_the_llm_flags_run_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeEndpoint(careful_booker) as fake:
+        rc, _, err = run(
+            [*GRID, *against(fake), *QUIET, "--seeds", "1", "--out", str(tmp_path / "r")], capsys
+        )
+        assert rc == 0, err
+        one = [
+            "session",
+            "strict_dates",
+            "--agent",
+            "llm",
+            "--strategy",
+            "collapse",
+            "--json",
+            *against(fake),
+        ]
+        rc, out, err = run(one, capsys)
+    assert rc == 0, err
+    mine = json.loads(out)
+    batch = rows(tmp_path / "r").set_index("strategy").loc["collapse"]
+    for column in ("success", "steps", "tool_calls", "trace_hash", "tokens_in", "tokens_out"):
+        assert mine[column] == batch[column], column
+    rc, _, err = run(["session", "strict_dates", "--agent", "llm"], capsys)
+    assert (
+        rc == 2
+        and err.strip()
+        == "harness: error: --agent llm needs --llm-base-url URL (or --replay --cassette PATH)"
+    )

@@ -49,6 +49,18 @@ ROWS: list[tuple[str, list[str], str]] = [
     ("run: strategy typo", ["run", "--strategies", "is_eror", "--seeds", "1"], "did you mean 'is_error'?"),
     ("run: host typo", ["run", "--hosts", "typcal", "--seeds", "1"], "did you mean 'typical'?"),
     ("run: zero seeds", ["run", "--seeds", "0"], "--seeds must be at least 1"),
+    ("run: an empty scenario name", ["run", "", "--seeds", "1"], "SCENARIOS: '' names nothing"),
+    (
+        "run: empty --agents",
+        ["run", "flaky_weather", "--agents", "", "--seeds", "1"],
+        "--agents: '' names nothing",
+    ),
+    (
+        "run: --strategies of commas",
+        ["run", "--strategies", ",", "--seeds", "1"],
+        "--strategies: ',' names nothing",
+    ),
+    ("session: llm without a model", ["session", "flaky_weather", "--agent", "llm"], "--agent llm needs"),
     ("run: --set without =", ["run", "--set", "foo"], "expected KEY=V1"),
     (
         "run: unknown override",
@@ -94,7 +106,7 @@ ROWS: list[tuple[str, list[str], str]] = [
     ("compare: unknown format", ["compare", "{results}", "--format", "xml"], "'--format'"),
     ("effects: missing dir", ["effects", "{missing}"], "no such results directory"),
     ("effects: a file", ["effects", "{broken_json}"], "a file, not a results directory"),
-    ("effects: no such strategy", ["effects", "{results}", "--against", "nope"], "--against nope"),
+    ("effects: no such strategy", ["effects", "{results}", "--against", "nope"], "unknown strategy 'nope'"),
     ("client: no URL", ["client"], "Missing argument 'URL'"),
     ("plot: missing dir", ["plot", "{missing}"], "no such results directory"),
     ("plot: a file", ["plot", "{broken_json}"], "a file, not a results directory"),

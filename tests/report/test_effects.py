@@ -45,15 +45,16 @@ def sessions(outcomes: dict[tuple[str, str], list[bool]], agent: str = "reader")
 def test_effect_is_the_paired_mean_difference_and_its_sign() -> None:
     df = sessions(
         {
-            ("a", "is_error"): [T, T, T, T], ("a", "collapse"): [F, F, T, T],  # +0.5: help
+            ("a", "is_error"): [T, T, T, T], ("a", "collapse"): [F, F, T, T],  # Δ -0.5: help
             ("b", "is_error"): [T, F, T, F], ("b", "collapse"): [T, F, T, F],  # 0: none
-            ("c", "is_error"): [F, F, F, T], ("c", "collapse"): [T, F, F, T],  # -0.25: hurt
+            ("c", "is_error"): [F, F, F, T], ("c", "collapse"): [T, F, F, T],  # Δ +0.25: hurt
         }
     )  # fmt: skip
     eff = scenario_effects(df, against=("collapse", "masked")).set_index("scenario")
-    assert eff.loc["a", "effect"] == 0.5 and eff.loc["a", "sign"] == "help"
+    # Δ = strategy − baseline, as the comparison's: readable errors help where it is negative
+    assert eff.loc["a", "effect"] == -0.5 and eff.loc["a", "sign"] == "help"
     assert eff.loc["b", "effect"] == 0.0 and eff.loc["b", "sign"] == "none"
-    assert eff.loc["c", "effect"] == -0.25 and eff.loc["c", "sign"] == "hurt"
+    assert eff.loc["c", "effect"] == 0.25 and eff.loc["c", "sign"] == "hurt"
     assert set(eff["against"]) == {"collapse"}  # no masked sessions: nothing to pair
     assert (eff["pairs"] == 4).all()
 
@@ -78,12 +79,12 @@ def test_shares_count_scenarios_and_interval_is_over_scenarios() -> None:
     row = shares.iloc[0]
     assert list(shares.columns) == list(SHARE_COLUMNS)
     assert (row["help"], row["none"], row["hurt"], row["scenarios"]) == (3, 3, 0, 6)
-    assert row["mean_effect"] == pytest.approx(0.5)
+    assert row["mean_effect"] == pytest.approx(-0.5)
     values = np.array([1, 1, 1, 0, 0, 0], dtype=float)
     from scipy import stats
 
     half = stats.t.ppf(0.975, 5) * values.std(ddof=1) / math.sqrt(6)
-    assert row["lo"] == pytest.approx(0.5 - half) and row["hi"] == pytest.approx(min(1.0, 0.5 + half))
+    assert row["lo"] == pytest.approx(max(-1.0, -0.5 - half)) and row["hi"] == pytest.approx(-0.5 + half)
 
 
 def test_no_difference_anywhere_gets_a_non_degenerate_interval() -> None:
@@ -106,7 +107,7 @@ def test_feature_table_finds_a_planted_feature() -> None:
     assert list(table.columns) == list(FEATURE_COLUMNS)
     planted = table.set_index("feature").loc["planted"]
     assert planted["help_with"] == 1.0 and planted["help_without"] == 0.0
-    assert planted["difference"] == pytest.approx(1.0) and planted["p_adj"] < 0.001
+    assert planted["difference"] == pytest.approx(-1.0) and planted["p_adj"] < 0.001
     parity = table.set_index("feature").loc["parity"]
     assert parity["p"] > 0.05 and parity["lo"] < 0 < parity["hi"]
     assert table["feature"].iloc[0] == "planted"  # sorted by p
@@ -199,3 +200,24 @@ def test_effects_usage_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--against" in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(cli, ["effects", str(out), "--baseline", "masked"])
     assert result.exit_code == 2 and "--baseline masked" in result.output
+
+
+@pytest.mark.parametrize(
+    ("against", "says"),
+    [
+        ("collapse,foo", "unknown strategy 'foo'"),
+        ("masked", "--against masked: no sessions with that strategy"),
+        ("is_error", "--against is_error: that is the --baseline"),
+        ("", "--against: give at least one strategy"),
+    ],
+)
+def test_effects_refuses_an_against_it_cannot_pair(tmp_path: Path, against: str, says: str) -> None:
+    out = tmp_path / "r"
+    ran = CliRunner().invoke(
+        cli, ["run", "flaky_weather", "--seeds", "2", "--agents", "reader", "--strategies",
+              "is_error,collapse", "--out", str(out), "--executor", "serial"],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    result = CliRunner().invoke(cli, ["effects", str(out), "--against", against])
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
