@@ -2,7 +2,9 @@
 
 ``harness client URL`` connects (``--mode``: the handshake by default, ``auto``
 or a pinned stateless version, as :class:`~harness.protocol.client.MCPClient`
-takes them), lists the tools and prints what it found as JSON.
+takes them), lists the tools and prints what it found as JSON. The server's info
+comes from ``initialize``, ``server/discover`` or, for a client pinned to a
+stateless version (no handshake), the ``_meta`` every stateless result carries.
 
 ``harness client --conformance URL`` is the command the official conformance
 suite runs (``conformance client --command "harness client --conformance"

@@ -1,16 +1,19 @@
-"""``harness probe``: run the probe's rules against a server command and print the report.
+"""``harness probe``: run the probe's rules against a server command or URL and print the report.
 
 The report has one section per protocol era with rows: the handshake era's rules always, the
 2026-07-28 (stateless) era's where ``server/discover`` says the server speaks it.
 
-Usage: ``harness probe [--json] [--tool NAME --args JSON [--reason TEXT]]... -- COMMAND [ARGS...]``.
+Usage: ``harness probe [--json] [--tool NAME --args JSON [--reason TEXT]]... -- COMMAND [ARGS...]``,
+or ``harness probe [OPTIONS] URL`` for a Streamable HTTP endpoint (``http://`` or ``https://``)
+that is already listening: the same rules, in both eras, one POST per message.
 ``--args`` and ``--reason`` pair with ``--tool`` by position; ``--reason`` may be
 given once for every tool, once per tool, or not at all. Exit status 0 when the
 probe ran against an MCP server, whatever it found; 1 when the peer is not an
 MCP server at all (it echoed our requests back, as ``cat`` does, or wrote JSON
-that is no JSON-RPC response): one line on stderr names it and what it did, and
-no verdict table is printed (``--json`` still prints the report, with
-``not_mcp`` set); 2 (one line on stderr) for a usage mistake.
+that is no JSON-RPC response), or never completed a handshake in either era (it
+died at start, stayed silent, wrote garbage, or could not be reached): one line on
+stderr names it and why, and no verdict table is printed (``--json`` still prints
+the report); 2 (one line on stderr) for a usage mistake.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ import click
 
 from harness.errors import UserError
 from harness.probe.runner import DEFAULT_JOBS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT
+from harness.probe.session import URL_SCHEMES
 from harness.probe.steps import ToolCase
 
 NOT_MCP_EXIT = 1
 """Exit status when the peer is not an MCP server (2 stays the usage mistake's)."""
+NO_HANDSHAKE_EXIT = 1
+"""Exit status when the peer completed no handshake in either era: nothing was probed."""
 
 
 def parse_cases(
@@ -76,7 +82,7 @@ def parse_cases(
     help="Seconds a fresh process may take to write its first line.",
 )
 @click.option("--jobs", type=int, default=DEFAULT_JOBS, show_default=True, help="Server processes at once.")
-@click.argument("server_command", nargs=-1, metavar="-- COMMAND [ARGS]...")
+@click.argument("server_command", nargs=-1, metavar="-- COMMAND [ARGS]... | URL")
 def command(
     as_json: bool,
     tools: tuple[str, ...],
@@ -87,15 +93,23 @@ def command(
     jobs: int,
     server_command: tuple[str, ...],
 ) -> None:
-    """Probe how an MCP server over stdio reports errors, rule by rule, in each era it speaks."""
+    """Probe how an MCP server reports errors, rule by rule, in each era it speaks.
+
+    The server is a command run over stdio (after --), or the URL of a Streamable HTTP endpoint.
+    """
     for name, value in (("--timeout", timeout), ("--startup-timeout", startup_timeout)):
         if not value > 0:
             raise UserError(f"{name} must be a positive number of seconds, got {value:g}")
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
     if not server_command:
-        raise UserError("say which server to probe: harness probe [OPTIONS] -- COMMAND [ARGS...]")
-    if shutil.which(server_command[0]) is None:
+        raise UserError("say which server to probe: harness probe [OPTIONS] -- COMMAND [ARGS...] (or URL)")
+    if server_command[0].lower().startswith(URL_SCHEMES):
+        if len(server_command) > 1:
+            raise UserError(
+                f"a URL is probed on its own, got more after it: {shlex.join(server_command[1:])}"
+            )
+    elif shutil.which(server_command[0]) is None:
         raise UserError(f"command not found: {server_command[0]}")
     cases = parse_cases(tools, args, reasons)
     from harness.probe.runner import ProbeConfig, run_probe
@@ -103,9 +117,13 @@ def command(
     report = run_probe(ProbeConfig(server_command, cases, timeout, startup_timeout, jobs))
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    target = shlex.join(server_command)
     if report.not_mcp is not None:
-        click.echo(f"harness: not an MCP server: {shlex.join(server_command)}: {report.not_mcp}", err=True)
+        click.echo(f"harness: not an MCP server: {target}: {report.not_mcp}", err=True)
         sys.exit(NOT_MCP_EXIT)  # not ctx.exit: its code is lost under `python -m harness.cli.main`
+    if not report.speaks_any_era():
+        click.echo(f"harness: no handshake in either era: {target}: {report.why_no_era()}", err=True)
+        sys.exit(NO_HANDSHAKE_EXIT)
     if as_json:
         return
     from rich.console import Console

@@ -86,11 +86,18 @@ class Outcome:
 
     ``late`` is set on a ``no reply`` whose request may still be answered: the
     request's id and how to classify a reply that arrives after the step ended.
+
+    ``evidence`` is set by a step whose verdict needs evidence of what the server
+    did with the request (the ``args.*`` rules: did it read the arguments?): what
+    shows it, or why nothing does. ``conclusive`` is False when nothing does; the
+    verdict is then :data:`INCONCLUSIVE` whatever the label.
     """
 
     label: str
     detail: str = ""
     late: LateSlot | None = field(default=None, compare=False, repr=False)
+    evidence: str | None = None
+    conclusive: bool = True
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,9 @@ AS_BOTH = "as reference & spec"
 AS_REFERENCE = "as reference"
 AS_SPEC = "as spec"
 DIFFERS = "differs"
+INCONCLUSIVE = "inconclusive"
+"""The server answered, but nothing in the answer shows what the rule asks about (say, that it read
+the arguments): neither a match nor a difference can be claimed."""
 
 FAILURE_VERDICTS: dict[str, str] = {
     NO_REPLY: "no reply",
@@ -134,7 +144,14 @@ FAILURE_VERDICTS: dict[str, str] = {
 }
 """Labels that are verdicts of their own when no expectation accepts them."""
 
-VERDICTS: tuple[str, ...] = (AS_BOTH, AS_REFERENCE, AS_SPEC, DIFFERS, *FAILURE_VERDICTS.values())
+VERDICTS: tuple[str, ...] = (
+    AS_BOTH,
+    AS_REFERENCE,
+    AS_SPEC,
+    DIFFERS,
+    INCONCLUSIVE,
+    *FAILURE_VERDICTS.values(),
+)
 """Every verdict the probe can give, in the order a summary lists them."""
 
 
@@ -159,8 +176,14 @@ def basis(verdict_: str, reference: Expect | None, spec: Expect | None) -> str:
     return BASIS_SPEC if spec is not None and spec.required else BASIS_REFERENCE
 
 
-def verdict(label: str, reference: Expect | None, spec: Expect | None) -> str:
-    """Compare what the server did with both expectations (None: that source is silent)."""
+def verdict(label: str, reference: Expect | None, spec: Expect | None, *, conclusive: bool = True) -> str:
+    """Compare what the server did with both expectations (None: that source is silent).
+
+    An answer that is not ``conclusive`` (nothing in it shows what the rule asks about) is
+    :data:`INCONCLUSIVE`, matched or not; a failure label stays its own verdict.
+    """
+    if not conclusive and label not in FAILURE_VERDICTS:
+        return INCONCLUSIVE
     by_reference = reference is not None and reference.matches(label)
     by_spec = spec is not None and spec.matches(label)
     matched = {

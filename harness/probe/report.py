@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.probe.outcomes import AS_BOTH, AS_REFERENCE, AS_SPEC, DIFFERS, VERDICTS
+from harness.probe.outcomes import AS_BOTH, AS_REFERENCE, AS_SPEC, DIFFERS, INCONCLUSIVE, VERDICTS
 from harness.probe.rules import ERAS, HANDSHAKE_ERA, STATELESS_ERA
 
 REPORT_FORMAT = "harness-probe/1"
@@ -38,6 +38,7 @@ VERDICT_STYLES: dict[str, str] = {
     AS_REFERENCE: "green",
     AS_SPEC: "cyan",
     DIFFERS: "yellow",
+    INCONCLUSIVE: "magenta",
 }
 """Colours of the verdict column; the failure verdicts are red."""
 
@@ -59,6 +60,9 @@ class RuleResult:
     """``spec`` or ``reference``: what the verdict holds the server to (``outcomes.basis``)."""
     negotiated: str | None = None
     """The version the server answered in this rule's session, where it differs from ``version``."""
+    evidence: str | None = None
+    """For a rule whose verdict needs it (``args.*``): what shows the server read the arguments, or
+    why nothing does (then the verdict is ``inconclusive``)."""
 
 
 ERA_TITLES: dict[str, str] = {
@@ -99,6 +103,23 @@ class Report:
         if self.eras is None or era not in self.eras:
             return era == HANDSHAKE_ERA
         return bool(self.eras[era].get("spoken"))
+
+    def speaks_any_era(self) -> bool:
+        """Whether the server completed a handshake in some era: answered initialize with a version,
+        or listed 2026-07-28 in its server/discover answer."""
+        return any(self.spoken(era) for era in ERAS)
+
+    def why_no_era(self) -> str:
+        """What each era's handshake got, in one line (for a server that speaks none): ``initialize:
+        server died: ...; server/discover: ...``, or both at once where they got the same."""
+        said = [str(found.get("evidence") or "") for found in (self.eras or {}).values()]
+        said = [s for s in said if s]
+        if len(said) == 2:
+            (first, _, one), (second, _, other) = (s.partition(": ") for s in said)
+            one, other = one.removesuffix("…"), other.removesuffix("…")
+            if one and other and (one.startswith(other) or other.startswith(one)):
+                return f"{first} and {second}: {max(one, other, key=len)}"
+        return "; ".join(said) or "no era answered"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -178,6 +199,8 @@ def _did(row: RuleResult) -> Text:
     did = Text(row.observed)
     if row.detail:
         did.append("\n" + row.detail, style="dim")
+    if row.evidence:
+        did.append("\nevidence: " + row.evidence, style="dim")
     return did
 
 

@@ -19,12 +19,17 @@ reported only where the server says it speaks 2026-07-28.
 
 A rule whose spec expectation changed between versions (invalid arguments,
 SEP-1303) lists them in ``spec_by_version``; its verdict uses the version the
-server *negotiated* in that session, not the one the probe asked for.
+server *negotiated* in that session, not the one the probe asked for. A rule whose
+expectation depends on the eras the server speaks says so in ``spec_dual_era`` and
+``spec_stateless_only`` (:meth:`Rule.spec_given`): ``handshake.before_initialize``
+and ``stateless.no_meta`` send the same message and accept the same answers
+(:data:`ANSWERED_OR_REFUSED`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from harness.probe.outcomes import (
@@ -97,6 +102,8 @@ class Rule:
     """(first version, expectation) pairs, oldest first: the spec's rule as it changed."""
     spec_dual_era: Expect | None = None
     """The spec's expectation of a server that speaks both eras, where it differs from ``spec``."""
+    spec_stateless_only: Expect | None = None
+    """The spec's expectation of a server that speaks only 2026-07-28, where it differs from ``spec``."""
 
     def spec_for(self, negotiated: str | None) -> Expect | None:
         """The spec's expectation under the version the server negotiated (``spec`` if unknown)."""
@@ -108,6 +115,14 @@ class Rule:
                 chosen = expect
         return chosen
 
+    def spec_given(self, negotiated: str | None, spoken: Collection[str]) -> Expect | None:
+        """The spec's expectation of a server that speaks the eras in ``spoken``, under ``negotiated``."""
+        if self.spec_dual_era is not None and set(spoken) >= set(ERAS):
+            return self.spec_dual_era
+        if self.spec_stateless_only is not None and set(spoken) == {STATELESS_ERA}:
+            return self.spec_stateless_only
+        return self.spec_for(negotiated)
+
 
 def _err(code: int, why: str = "") -> Expect:
     return Expect(f"error {code}" + (f" ({why})" if why else ""), (f"error {code}",))
@@ -115,6 +130,17 @@ def _err(code: int, why: str = "") -> Expect:
 
 ANY_ERROR = Expect("a JSON-RPC error (any code)", ("error *",))
 TOOL_REASON = Expect("isError with the reason", (IS_ERROR_REASON,))
+
+ANSWERED_OR_REFUSED: tuple[str, ...] = (RESULT, EMPTY_RESULT, "error *")
+"""What the spec lets a server answer to a request without ``_meta`` before ``initialize``.
+
+``handshake.before_initialize`` and ``stateless.no_meta`` send the same message (``tools/list``,
+no ``_meta``, no ``initialize`` before it on the connection), so they share what they accept: to a
+server that speaks the handshake era this is a handshake-era request before ``initialize``, which
+the spec lets it answer or refuse; to one that speaks only 2026-07-28 it is a request missing its
+``_meta`` (-32602, :data:`MISSING_META`), in both rows.
+"""
+MISSING_META = _err(-32602, "a required _meta field is missing")
 
 HANDSHAKE_RULES: tuple[Rule, ...] = (
     Rule(
@@ -133,11 +159,8 @@ HANDSHAKE_RULES: tuple[Rule, ...] = (
         State.NEW,
         Request("tools/list"),
         _err(-32600, "server not initialized"),
-        Expect(
-            "answered or refused (the spec obliges only the client)",
-            (RESULT, EMPTY_RESULT, "error *"),
-            required=False,
-        ),
+        Expect("answered or refused (the spec obliges only the client)", ANSWERED_OR_REFUSED, required=False),
+        spec_stateless_only=MISSING_META,
     ),
     Rule(
         "handshake.before_initialized",
@@ -327,10 +350,12 @@ STATELESS_FIXED: tuple[Rule, ...] = (
         "tools/list with no _meta",
         State.READY,
         Bare("tools/list"),
-        _err(-32602, "a required _meta field is missing"),
+        MISSING_META,
         dual_era=Expect(
-            "error -32602 (no _meta), or -32600 (a dual-era server may take it for a legacy request)",
-            ("error -32602", "error -32600"),
+            "answered or refused (a dual-era server may read it as a handshake-era request sent before "
+            "initialize)",
+            ANSWERED_OR_REFUSED,
+            required=False,
         ),
     ),
     _stateless(

@@ -41,7 +41,7 @@ from harness.probe.outcomes import (
 )
 from harness.probe.report import SILENT, Report, RuleResult
 from harness.probe.rules import HANDSHAKE_ERA, MAIN, STATELESS_ERA, Rule, all_rules, stateless_rules
-from harness.probe.session import STATE_RANK, ProbeSession, describe
+from harness.probe.session import STATE_RANK, ProbeSession, describe, is_url
 from harness.probe.steps import NOT_OFFERED, ProbeContext, ToolCase
 from harness.protocol.errors import TransportError
 from harness.protocol.messages import Message
@@ -55,7 +55,11 @@ DEFAULT_JOBS = 4
 
 @dataclass(frozen=True)
 class ProbeConfig:
-    """What to probe and how patiently: per-step ``timeout``, first-reply ``startup_timeout``."""
+    """What to probe and how patiently: per-step ``timeout``, first-reply ``startup_timeout``.
+
+    ``command`` is a server command line, or one ``http://`` or ``https://`` URL of a Streamable
+    HTTP endpoint that is already listening.
+    """
 
     command: tuple[str, ...]
     tools: tuple[ToolCase, ...] = ()
@@ -99,7 +103,8 @@ def late_outcome(outcome: Outcome, late: dict[int, Message]) -> Outcome:
     if slot is None or slot.request_id not in late:
         return outcome
     said = slot.classify(late[slot.request_id])
-    return Outcome(said.label, shorten(f"late, after the {slot.waited:g}s wait: {said.detail}"))
+    detail = shorten(f"late, after the {slot.waited:g}s wait: {said.detail}")
+    return Outcome(said.label, detail, evidence=said.evidence, conclusive=said.conclusive)
 
 
 def lanes_of(rules: Sequence[Rule]) -> list[list[Rule]]:
@@ -108,6 +113,17 @@ def lanes_of(rules: Sequence[Rule]) -> list[list[Rule]]:
     for rule in rules:
         groups.setdefault((rule.version, rule.lane), []).append(rule)
     return [sorted(g, key=lambda r: STATE_RANK[r.state]) for g in groups.values()]
+
+
+def open_session(config: ProbeConfig, version: str) -> ProbeSession:
+    """A session of ``version`` against the target: a fresh process, or (a URL) a fresh HTTP session."""
+    if is_url(config.command):
+        from harness.probe.http_link import HTTPProbeSession  # httpx only for a URL
+
+        cls: type[ProbeSession] = HTTPProbeSession
+    else:
+        cls = ProbeSession
+    return cls(config.command, version, timeout=config.timeout, startup_timeout=config.startup_timeout)
 
 
 def _run_lane(rules: list[Rule], config: ProbeConfig, context: ProbeContext) -> _LaneResult:
@@ -134,12 +150,7 @@ def _run_lane(rules: list[Rule], config: ProbeConfig, context: ProbeContext) -> 
                     session.close()
                     session, served = None, []
                 try:
-                    session = ProbeSession(
-                        config.command,
-                        rule.version,
-                        timeout=config.timeout,
-                        startup_timeout=config.startup_timeout,
-                    )
+                    session = open_session(config, rule.version)
                 except TransportError as exc:
                     outcomes[rule.id] = Outcome(NOT_RUN, str(exc))
                     continue
@@ -181,8 +192,12 @@ def eras_of(outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
     answered = [o for o in asked.values() if o.label in (ECHO, OTHER_VERSION)]
     if echoed:
         evidence = f"initialize echoed {', '.join(echoed)}"
+    elif answered:
+        evidence = answered[0].detail
     else:
-        evidence = answered[0].detail if answered else _said("initialize", next(iter(asked.values()), None))
+        # What an initialize got; a row that was not run says less than one that was.
+        tried = [o for o in asked.values() if o.label != NOT_RUN] or list(asked.values())
+        evidence = _said("initialize", next(iter(tried), None))
     handshake = {"spoken": bool(answered), "evidence": evidence}
     found = outcomes.get("stateless.discover")
     stateless = {
@@ -222,9 +237,9 @@ def run_probe(config: ProbeConfig) -> Report:
     )
     server = results[main_lane].server_info or next((r.server_info for r in results if r.server_info), None)
     eras = eras_of(outcomes)
-    dual = eras[HANDSHAKE_ERA]["spoken"] and eras[STATELESS_ERA]["spoken"]
+    spoken = frozenset(era for era, found in eras.items() if found["spoken"])
     rows = tuple(
-        _row(rule, outcomes[rule.id], negotiated.get(rule.id), dual)
+        _row(rule, outcomes[rule.id], negotiated.get(rule.id), spoken)
         for rule in rules
         if _reported(rule, outcomes[rule.id], eras)
     )
@@ -233,14 +248,14 @@ def run_probe(config: ProbeConfig) -> Report:
     )
 
 
-def _row(rule: Rule, outcome: Outcome, negotiated: str | None, dual_era: bool) -> RuleResult:
+def _row(rule: Rule, outcome: Outcome, negotiated: str | None, spoken: frozenset[str]) -> RuleResult:
     """One report row: the spec's expectation is the one of the version the server negotiated
-    (and the one for a dual-era server, where the server speaks both eras and the rule has one)."""
-    spec = rule.spec_dual_era if dual_era and rule.spec_dual_era is not None else rule.spec_for(negotiated)
+    (and the one for the eras the server speaks, where the rule has one: :meth:`Rule.spec_given`)."""
+    spec = rule.spec_given(negotiated, spoken)
     spec_text = spec.text if spec is not None else SILENT
     if negotiated is not None and negotiated != rule.version and rule.spec_by_version:
         spec_text += f"; judged under {negotiated}, the version negotiated"
-    found = verdict(outcome.label, rule.reference, spec)
+    found = verdict(outcome.label, rule.reference, spec, conclusive=outcome.conclusive)
     return RuleResult(
         id=rule.id,
         sent=rule.sent,
@@ -253,4 +268,5 @@ def _row(rule: Rule, outcome: Outcome, negotiated: str | None, dual_era: bool) -
         era=rule.era,
         basis=basis(found, rule.reference, spec),
         negotiated=negotiated if negotiated != rule.version else None,
+        evidence=outcome.evidence,
     )

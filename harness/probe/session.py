@@ -1,11 +1,13 @@
 """One server process under probe: bytes in, one bounded wait, an :class:`Outcome` out.
 
 A :class:`ProbeSession` wraps :class:`~harness.transports.stdio.StdioTransport`
-and never raises for anything the server does: every exchange ends, within its
-timeout, in a reply, ``no reply``, ``garbage`` or ``server died``. Until the
-server writes its first line, every exchange may wait until ``startup_timeout``
-after the process started (:func:`exchange_wait`: the server is still
-importing); from its first line on, each exchange gets ``timeout``. A process
+(its :class:`Link`; :class:`harness.probe.http_link.HTTPProbeSession` puts a
+Streamable HTTP endpoint in its place) and never raises for anything the server
+does: every exchange ends, within its timeout, in a reply, ``no reply``,
+``garbage`` or ``server died``. Until the server writes its first line, every
+exchange may wait until ``startup_timeout`` after the process started
+(:func:`exchange_wait`: the server is still importing); from its first line
+on, each exchange gets ``timeout``. A process
 that exits is noticed while waiting, even when something it started keeps its
 output open, and is reported as ``server died`` at once.
 
@@ -43,7 +45,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from harness.probe.outcomes import (
     DIED,
@@ -109,8 +111,37 @@ class Reply:
     waited: float = 0.0
 
 
+URL_SCHEMES: tuple[str, ...] = ("http://", "https://")
+"""A probe target that starts with one of these is a Streamable HTTP endpoint, not a command."""
+
+
+def is_url(target: Sequence[str]) -> bool:
+    """Whether a probe target (a command line) is one Streamable HTTP URL."""
+    return len(target) == 1 and target[0].lower().startswith(URL_SCHEMES)
+
+
+class Link(Protocol):
+    """What a session writes to and reads from: a process's pipes (:class:`StdioTransport`), or an
+    HTTP endpoint (:class:`harness.probe.http_link.HTTPLink`)."""
+
+    garbage: list[bytes]
+    """What came back that is no JSON object, as it came."""
+
+    def write_raw(self, data: bytes) -> None:
+        """Send one message's bytes as they are; TransportError if the peer is gone."""
+
+    def next_message(self, timeout: float) -> Message | None:
+        """The next JSON object from the peer within ``timeout`` seconds, or None."""
+
+
 class ProbeSession:
-    """Drive one server process; ``state`` is how far the probe took its handshake."""
+    """Drive one server process; ``state`` is how far the probe took its handshake.
+
+    Subclasses drive other peers through another :class:`Link` by overriding ``_start``,
+    ``alive``, ``_exited``, ``_died`` and ``close`` (:class:`harness.probe.http_link.HTTPProbeSession`).
+    """
+
+    link: Link
 
     def __init__(
         self, command: Sequence[str], version: str, *, timeout: float, startup_timeout: float
@@ -145,15 +176,20 @@ class ProbeSession:
         self._heard = False
         self._eof = False
         self._exit_seen: float | None = None
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the session; close() closes it
         self._started = time.monotonic()
+        self._start(command)
+
+    def _start(self, command: Sequence[str]) -> None:
+        """Start the server process; its stdout and stdin are the session's link."""
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the session; close() closes it
         try:
             self.transport = StdioTransport(
-                command, timeout=timeout, stderr=self._stderr, start_new_session=True
+                command, timeout=self.timeout, stderr=self._stderr, start_new_session=True
             )
         except BaseException:
             self._stderr.close()
             raise
+        self.link = self.transport
 
     # -- raw exchanges ---------------------------------------------------------------
 
@@ -184,16 +220,16 @@ class ProbeSession:
             self._write(data)
         except TransportError:
             return Reply(failure=self._died(eof=False))
-        garbage_before = seen = len(self.transport.garbage)
+        garbage_before = seen = len(self.link.garbage)
         deadline = time.monotonic() + wait
         while True:
             remaining = deadline - time.monotonic()
             try:
-                msg = self.transport.next_message(min(remaining, POLL))
+                msg = self.link.next_message(min(remaining, POLL))
             except TransportError:
                 return Reply(failure=self._died(eof=True))
-            if len(self.transport.garbage) > seen:
-                seen = len(self.transport.garbage)
+            if len(self.link.garbage) > seen:
+                seen = len(self.link.garbage)
                 deadline = self._heard_line(deadline)
             if msg is None:
                 if self._exited():
@@ -259,7 +295,7 @@ class ProbeSession:
             if remaining <= 0:
                 return
             try:
-                msg = self.transport.next_message(min(remaining, POLL))
+                msg = self.link.next_message(min(remaining, POLL))
             except TransportError:
                 self._eof = True
                 return
@@ -382,7 +418,7 @@ class ProbeSession:
     # -- failures ------------------------------------------------------------------------
 
     def _silence(self, wait: float, garbage_before: int) -> Outcome:
-        junk = self.transport.garbage[garbage_before:]
+        junk = self.link.garbage[garbage_before:]
         if junk:
             first = junk[0].decode("utf-8", "replace")
             return Outcome(GARBAGE, shorten(f"{len(junk)} non-JSON line(s), first: {first!r}"))
@@ -432,7 +468,7 @@ class ProbeSession:
             sent = None
         if isinstance(sent, dict):
             self._sent.add(_canonical(sent))
-        self.transport.write_raw(data)
+        self.link.write_raw(data)
 
     def close(self) -> None:
         """Close stdin, give the server :data:`CLOSE_GRACE`, then terminate; release every pipe.

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from harness.probe.evidence import compare_answers, read_evidence
 from harness.probe.outcomes import (
     CURSOR_LOOP,
     DISCOVERED,
@@ -335,9 +336,37 @@ BAD_ARGUMENTS: dict[str, str] = {
 """The two kinds of invalid arguments the probe sends."""
 
 
+def valid_arguments(tool: dict[str, Any]) -> dict[str, Any]:
+    """Every required argument with a value its schema accepts (:func:`sample_value`)."""
+    return {name: sample_value(prop) for name, prop in required_arguments(tool)}
+
+
+def argument_names(tool: dict[str, Any]) -> list[str]:
+    """Every argument a tool's schema names: its properties, then any required one not among them."""
+    schema = tool.get("inputSchema")
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    names = [n for n in (props if isinstance(props, dict) else {}) if isinstance(n, str)]
+    return names + [n for n, _ in required_arguments(tool) if n not in names]
+
+
+def required_types(tool: dict[str, Any]) -> list[str]:
+    """The JSON Schema types the tool's required arguments have (none for an untyped one)."""
+    return [t for _, prop in required_arguments(tool) for t in schema_types(prop) or ()]
+
+
+VALID_CALL = "valid call"
+"""The scratch key under which a process keeps, per tool, its answer to a call with valid arguments."""
+
+
 @dataclass(frozen=True)
 class BadArguments:
-    """tools/call with invalid arguments (``missing`` or ``wrong_type``) for a listed tool."""
+    """tools/call with invalid arguments (``missing`` or ``wrong_type``) for a listed tool.
+
+    An error answer is judged only with evidence that the server read the arguments
+    (:mod:`harness.probe.evidence`): its words name one, or a type, or else a call with valid
+    arguments (made once per process and tool, only then) gets another answer. Without it the
+    outcome is not conclusive and the verdict "inconclusive".
+    """
 
     kind: str
 
@@ -348,10 +377,41 @@ class BadArguments:
         tool = pick_tool(listed[0], [case.name for case in context.tools])
         if tool is None:
             return Outcome(NOT_RUN, "no listed tool has a required argument with a type to get wrong")
-        arguments = bad_arguments(tool, self.kind)
-        said = CallTool(tool["name"], arguments)(session, context)
-        sent = f"{tool['name']} {json.dumps(arguments, separators=(',', ':'))}"
-        return Outcome(said.label, shorten(f"{sent} -> {said.detail}"), said.late)
+        name, arguments = tool["name"], bad_arguments(tool, self.kind)
+        sent = f"{name} {json.dumps(arguments, separators=(',', ':'))}"
+        names, types = argument_names(tool), required_types(tool)
+
+        def judged(message: dict[str, Any]) -> Outcome:
+            said = classify_reply(message, name)
+            found = read_evidence(message, names, types)
+            detail = shorten(f"{sent} -> {said.detail}")
+            return Outcome(said.label, detail, evidence=found.text, conclusive=found.conclusive)
+
+        reply = session.request("tools/call", {"name": name, "arguments": arguments})
+        said = read_reply(reply, judged)
+        if said.conclusive or reply.message is None:
+            return said
+        valid = valid_arguments(tool)
+        answered = self._valid_answer(session, name, valid)
+        valid_label = classify_reply(answered, name).label if isinstance(answered, dict) else answered
+        found = compare_answers(
+            reply.message,
+            said.label,
+            answered if isinstance(answered, dict) else None,
+            valid_label,
+            (arguments, valid),
+        )
+        evidence = f"{said.evidence}; {found.text}"
+        return Outcome(said.label, said.detail, evidence=evidence, conclusive=found.conclusive)
+
+    @staticmethod
+    def _valid_answer(session: ProbeSession, name: str, valid: dict[str, Any]) -> dict[str, Any] | str:
+        """The reply to ``name`` called with ``valid`` (once per process), or the failure's label."""
+        kept: dict[str, dict[str, Any] | str] = session.scratch.setdefault(VALID_CALL, {})
+        if name not in kept:
+            reply = session.request("tools/call", {"name": name, "arguments": valid})
+            kept[name] = reply.message if reply.message is not None else outcome_of(reply).label
+        return kept[name]
 
 
 ASKED = "asked"
@@ -387,12 +447,17 @@ class Discover:
 
 @dataclass(frozen=True)
 class Bare:
-    """A request with no ``params._meta`` at all, in a stateless session."""
+    """A request with no ``params._meta`` at all, in a stateless session.
+
+    Without ``_meta`` it is no 2026-07-28 request, so its answer is read as a handshake-era one
+    (a result need not carry ``resultType``): the same message, read the same way, as
+    ``handshake.before_initialize`` sends.
+    """
 
     method: str
 
     def __call__(self, session: ProbeSession, context: ProbeContext) -> Outcome:
-        return outcome_of(session.request(self.method, meta=False), stateless=True)
+        return outcome_of(session.request(self.method, meta=False))
 
 
 def classify_unsupported(message: dict[str, Any]) -> Outcome:

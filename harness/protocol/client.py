@@ -219,6 +219,10 @@ class MCPClient:
         if self._meta is None:
             return self._exchange(method, params)
         result = self._exchange(method, self._stamped(params))
+        meta = result.get("_meta")
+        info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        if isinstance(info, dict):  # a pinned client learns who answers from any result, not discover
+            self.server_info = info
         if result.get("resultType") == INPUT_REQUIRED and self.input_handler is not None:
             return self._resolve_input(method, params or {}, result)
         return result

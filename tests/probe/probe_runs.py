@@ -38,6 +38,15 @@ def misbehaving(name: str, startup_timeout: float = 30.0) -> ProbeConfig:
     return ProbeConfig(peer(name), ATLANTIS, timeout=1.0, startup_timeout=startup_timeout)
 
 
+DUAL_OPEN: tuple[tuple[str, ...], ...] = (
+    (),
+    ("--bare", "-32002"),
+    ("--bare", "-32600"),
+    ("--no-handshake", "--bare", "-32602"),
+    ("--no-handshake",),
+)
+"""The ways ``dual_open_server.py`` is run: which eras it speaks, and what it does before initialize."""
+
 DELETE_FILE = ToolCase("delete_file", {"path": "notes.txt"})
 """The SDK peer's tool that asks for input (``--input-tools``): MRTR in the 2026-07-28 era."""
 
@@ -61,6 +70,16 @@ PROBES: dict[str, ProbeConfig] = {
     # Long waits on purpose: a server that exits must be reported from its exit, not a timeout.
     "orphan": ProbeConfig(peer("orphan_server"), ATLANTIS, timeout=30.0, startup_timeout=30.0),
     "list_typed": answering(peer("list_typed_server"), ()),
+    # Issue 25's: a tool that fails whatever its arguments, and a dual-era server with no gate.
+    "refused": answering(peer("refused_server"), ()),
+    "refused_chromium": answering(
+        (*peer("refused_server"), "--message", "Chromium distribution 'chrome' is not found"), ()
+    ),
+    "refused_validate": answering((*peer("refused_server"), "--validate"), ()),
+    **{
+        f"dual_open {' '.join(argv)}".strip(): answering((*peer("dual_open_server"), *argv), ())
+        for argv in DUAL_OPEN
+    },
 }
 """Every probe the tests read, by name."""
 

@@ -103,7 +103,18 @@ class TestRuns:
             assert any(f"│ {rule.id} " in line for line in lines), rule.id
         assert any("│ as reference & spec " in line for line in lines)
 
-    def test_a_dead_server_is_a_finding_not_a_failure(self, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_a_server_that_dies_at_start_exits_1_with_one_line_and_its_report(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        # Issue 25: a server that completes no handshake in either era was probed as if it were one.
         argv = ["probe", "--json", "--timeout", "1", "--startup-timeout", "30", "--", *peer("exit_server")]
-        assert main(argv) == 0
-        assert json.loads(capsys.readouterr().out)["summary"]["server died"] > 0
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 1
+        out, err = capsys.readouterr()
+        assert json.loads(out)["summary"]["server died"] > 0  # --json still prints the report
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert err.startswith("harness: no handshake in either era: ")
+        assert err.rstrip().endswith(
+            "initialize and server/discover: server died: exited with code 3: exit_server: refusing to serve"
+        )
