@@ -49,6 +49,7 @@ from harness.sim.scenario import (
     shipped_or_path,
 )
 from harness.sim.seeding import derive_seed, np_random
+from harness.sim.sources import SOURCE_NAMES, TEMPLATE
 
 FAMILY_DIR = SCENARIO_DIR / "families"
 """Where the shipped families live (a subfolder: ``list_scenarios()`` globs only ``*.toml``)."""
@@ -62,7 +63,7 @@ SOURCE_PREFIX = "family:"
 LOADER = "harness.sim.family:load_source"
 """The batch loader (``SessionOptions.loader``) of a run with sampled scenarios."""
 
-MESSAGE_KEYS: tuple[str, ...] = ("explicit", "quality")
+MESSAGE_KEYS: tuple[str, ...] = ("explicit", "quality", "source")
 """How a family may draw a fault's message: ``explicit`` (a probability), or ``quality``
 (weights over the qualities) once the scenario parser takes a ``quality`` key."""
 
@@ -144,6 +145,9 @@ class Family:
     message_key: str
     explicit: float
     quality: Weights | None
+    source: Weights | None
+    """Where each raising fault's text comes from (:mod:`harness.sim.sources`), drawn per rule
+    from a generator of its own, so that adding it leaves every other draw as it was."""
     event_count: Numbers
     event_kinds: Weights
     notify: float
@@ -297,6 +301,7 @@ def parse_family(data: dict[str, Any], *, path: Path, shown: str, digest: str = 
         message_key=message_key,
         explicit=faults.probability("explicit", 1.0),
         quality=quality,
+        source=faults.weights("source", SOURCE_NAMES, "source") if "source" in faults.data else None,
         event_count=event_count,
         event_kinds=events.weights("kinds", EVENT_KINDS, "event kind", required=event_count.positive),
         notify=events.probability("notify", 1.0),
@@ -685,6 +690,9 @@ def sample(family: Family, count: int, seed: int) -> list[tuple[str, dict[str, A
             except ScenarioError as exc:
                 problem = f"a draw does not validate: {exc}"
                 continue
+            if family.source is not None:
+                _draw_sources(family.source, data, derive_seed("family-source", family.name, seed, index))
+                to_scenario(data, shown=f"{_display(family.path)}: {name}")
             out.append((name, data))
             break
         else:
@@ -692,6 +700,16 @@ def sample(family: Family, count: int, seed: int) -> list[tuple[str, dict[str, A
                 f"{_display(family.path)}: family: no valid scenario in {MAX_ATTEMPTS} draws ({problem})"
             )
     return out
+
+
+def _draw_sources(weights: Weights, data: dict[str, Any], seed: int) -> None:
+    """Give each raising fault of a drawn scenario a ``source``, drawn from its own generator."""
+    rng = np_random(seed)
+    for rule in data.get("faults", ()):
+        if FAULT_KIND_TABLE[rule["kind"]].raises and "message" not in rule:
+            source = weights.draw(rng)
+            if source is not None and source != TEMPLATE:
+                rule["source"] = source
 
 
 def to_toml(data: Mapping[str, Any]) -> str:

@@ -40,6 +40,16 @@ from typing import Any
 
 from harness.sim.catalogue import CatalogueTool, World, binary_junk
 from harness.sim.seeding import np_random
+from harness.sim.sources import (
+    ARGUMENT_KINDS,
+    SOURCES,
+    TEMPLATE,
+    UPSTREAM_KINDS,
+    Source,
+    argument_text,
+    constrained_schema,
+    upstream_text,
+)
 
 MALFORMED_FORMS: tuple[str, ...] = ("truncated", "binary")
 
@@ -54,6 +64,7 @@ RULE_KEYS: dict[str, str] = {
     "explicit": "whether the answer says what happened and what to do (quality explicit or absent)",
     "quality": "what the message is: explicit, vague, absent, misleading or adversarial",
     "message": "the text a failing call answers, with placeholders such as {tool}",
+    "source": "where the text comes from: template, or a real stack (harness.sim.sources)",
 }
 """The keys every ``[[faults]]`` table takes, whatever its kind; a kind's own keys are its row's."""
 
@@ -161,6 +172,9 @@ class FaultRule:
     message: str | None = None
     """The text a failing call answers instead of the quality's default (placeholders
     :data:`PLACEHOLDERS`); None: the row's text for the quality."""
+    source: str = TEMPLATE
+    """Where the text comes from (:data:`harness.sim.sources.SOURCES`): ``template``, the row's
+    own wording, or a real stack whose library makes the text from the actual call."""
 
     @property
     def said(self) -> str:
@@ -401,9 +415,24 @@ class FaultEngine:
         """The first of the tool's rules that fails this call (in scenario order), or None."""
         now = self.clock.now
         for i in self._by_tool.get(tool.name, ()):
-            if self._kinds[i].decide(self.rules[i], states[i], self.scheduled(i, call), args, tool, now):
+            rule = self.rules[i]
+            if rule.source != TEMPLATE and rule.kind in _VALIDATED:
+                # A real stack's validator decides, against the constraint the tool declares.
+                if self.scheduled(i, call) and self._invalid(rule, tool, args) is not None:
+                    return i
+            elif self._kinds[i].decide(rule, states[i], self.scheduled(i, call), args, tool, now):
                 return i
         return None
+
+    def _invalid(self, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]) -> str | None:
+        """What ``rule``'s source says of ``args`` against the tool's declared schema; None: valid."""
+        source = SOURCES[rule.source]
+        assert source is not None
+        if rule.kind == "schema_drift":
+            schema = tool.schema_for(rule.variant)
+        else:
+            schema = constrained_schema(tool.schema, rule.argument, valid=rule.valid, maximum=rule.max)
+        return argument_text(source, tool.name, schema, args)
 
     def peek(self, tool: CatalogueTool, args: dict[str, Any]) -> str | None:
         """The fault kind the next call of ``tool`` with ``args`` would meet now (oracle only)."""
@@ -476,10 +505,30 @@ class FaultEngine:
             return kind.implicit_message
         if rule.message is not None:
             return rule.message.format_map(self.placeholders(rule, tool, args))
+        source = SOURCES[rule.source]
+        if source is not None:
+            text = self._real(source, rule, tool, args, said)
+            if text is not None:
+                return text
         if said == "explicit":
             return kind.message(self, rule, tool, args)
         text = kind.texts.get(said, QUALITY_TEXTS[said])
         return text.format_map(self.placeholders(rule, tool, args))
+
+    def _real(
+        self, source: Source, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any], said: str
+    ) -> str | None:
+        """``source``'s text for this failure (:mod:`harness.sim.sources`); None: it has none for
+        this kind and quality, and the row's own text stands."""
+        if said == "vague":
+            return source.vague.format(tool=tool.name)
+        if said != "explicit":
+            return None
+        if rule.kind in ARGUMENT_KINDS:
+            return self._invalid(rule, tool, args)
+        if rule.kind in UPSTREAM_KINDS:
+            return upstream_text(source, rule.kind, tool.name, args, rule.retry_after_s)
+        return None
 
     def placeholders(self, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]) -> dict[str, Any]:
         """The values of :data:`PLACEHOLDERS` for a call of ``tool`` with ``args`` now."""
@@ -996,6 +1045,10 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
 
 FAULT_KINDS: tuple[str, ...] = tuple(FAULT_KIND_TABLE)
 """Every fault kind, in the order of the ``faults_<kind>`` columns."""
+
+_VALIDATED: frozenset[str] = frozenset({"bad_argument", "too_large"})
+"""Kinds a real source decides by validation: the call fails when the tool's declared
+constraint rejects it (not when it differs from the rule's one ``valid`` value)."""
 
 RAISING_KINDS: frozenset[str] = frozenset(k.name for k in FAULT_KIND_TABLE.values() if k.raises)
 """Kinds that raise from the tool, so that the strategy decides what the client sees."""

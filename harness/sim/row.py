@@ -25,13 +25,14 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 5
+ROW_VERSION = 6
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
 fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
 cost columns (``tokens_in``, ``tokens_out``, ``model_latency_s``; issue 21), 5 since the
 protocol era and the input a server asked for (``era``, ``input_requests``, ``inputs_accepted``;
-issue 19). A run is resumed
+issue 19), 6 since fault texts have sources and readers are measured (``sources_met`` and the
+columns after it; issue 26). A run is resumed
 only by code that writes the same version, so one table never mixes two meanings or shapes."""
 
 FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
@@ -148,6 +149,13 @@ class SessionResult:
     )
     input_requests: int = _late_column("questions the server asked the client inside a tool call", 0)
     inputs_accepted: int = _late_column("answers to them a tool went on with (an accepted elicitation)", 0)
+    sources_met: str = _late_column(
+        "where the texts of the faults that struck came from: template or real stacks, comma-separated", ""
+    )
+    messages_seen: int = _late_column("error texts that reached the agent (none hidden or empty)", 0)
+    messages_read: int = _late_column("error texts the agent's reader took something from and acted on", 0)
+    harmful_calls: int = _late_column("calls of a damaging tool (delete, cancel, pay) no task needs", 0)
+    misled: int = _late_column("calls made because an error text said so that the task did not need", 0)
     traceback: str = field(default="", repr=False, compare=False, metadata={"not_a_column": True})
     """Not a column: the Python traceback of what broke when status is harness_error (an agent's
     own exception, a harness bug), for errors.log and ``harness session``; else empty."""

@@ -32,6 +32,7 @@ completely on load: every mistake is a :class:`ScenarioError` whose message is
     explicit = true                        # or quality = "explicit" | "vague" | "absent" |
                                            #   "misleading" | "adversarial"
     message = "{tool} is busy; try again"  # optional: the text, with placeholders
+    source = "fastmcp"                     # or: where the text comes from (harness.sim.sources)
 
     [[events]]                             # changes to the tool list mid-session
     kind = "add_tool"                      # add_tool | remove_tool | change_schema | revoke
@@ -66,6 +67,7 @@ from harness.sim.faults import (
     FaultKey,
     FaultRule,
 )
+from harness.sim.sources import SOURCES, TEMPLATE
 
 
 def _shipped_dir() -> Path:
@@ -186,7 +188,8 @@ class Scenario:
 
         Keys: ``faults.rate`` (every rule that uses a rate), ``faults.<kind>.rate``,
         ``faults.explicit`` (every rule but silent ones), ``faults.quality`` (every raising
-        rule that can speak: its message's quality, with the row's text), ``alternatives``
+        rule that can speak: its message's quality, with the row's text), ``faults.source``
+        (every raising rule: where its text comes from, :mod:`harness.sim.sources`), ``alternatives``
         (false drops every subgoal's alternatives; true keeps them), ``max_steps``,
         ``step_cost_s``, ``call_timeout_s``, ``deadline_s``, ``list_ttl_s``. The name is kept on
         purpose: seeds derive from it, so the swept copies meet the same random draws.
@@ -253,6 +256,16 @@ def _set_quality(s: Scenario, value: Any, where: str) -> Scenario:
     return dataclasses.replace(s, faults=faults)
 
 
+def _set_source(s: Scenario, value: Any, where: str) -> Scenario:
+    if value not in SOURCES:
+        raise ScenarioError(f"{where}: unknown source {value!r} (valid: {', '.join(SOURCES)})")
+    faults = tuple(
+        dataclasses.replace(r, source=value, message=None) if FAULT_KIND_TABLE[r.kind].raises else r
+        for r in s.faults
+    )
+    return dataclasses.replace(s, faults=faults)
+
+
 def _set_alternatives(s: Scenario, value: Any, where: str) -> Scenario:
     if _bool_value(value, where):
         return s  # the scenario's own alternatives
@@ -284,6 +297,7 @@ _OVERRIDES: dict[str, Callable[[Scenario, Any, str], Scenario]] = {
     **{f"faults.{k}.rate": _set_rate(k) for k in FAULT_KINDS},
     "faults.explicit": _set_explicit,
     "faults.quality": _set_quality,
+    "faults.source": _set_source,
     "alternatives": _set_alternatives,
     "max_steps": _set_number("max_steps", True),
     "step_cost_s": _set_number("step_cost_s", False),
@@ -658,6 +672,7 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
     if quality is not None:
         explicit = quality != "absent"
     message = _message(table, row.raises, quality)
+    source = _source(table, row.raises, message)
     spec = CATALOGUE[tool]
     if row.tool_check is not None:
         problem = row.tool_check(spec)
@@ -675,7 +690,23 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
         if problem is not None:
             raise table.fail(key.name, problem)
         values[key.name] = value
-    return FaultRule(i, kind, tool, rate, calls, explicit, quality=quality, message=message, **values)
+    return FaultRule(
+        i, kind, tool, rate, calls, explicit, quality=quality, message=message, source=source, **values
+    )
+
+
+def _source(table: _Table, raises: bool, message: str | None) -> str:
+    """The ``source`` key: where a raising kind's text comes from (``template`` when absent)."""
+    if not table.has("source"):
+        return TEMPLATE
+    source = table.string("source")
+    if source not in SOURCES:
+        raise table.fail("source", f"unknown source {source!r} (valid: {', '.join(SOURCES)})")
+    if not raises:
+        raise table.fail("source", "this kind answers content, not an error text")
+    if message is not None and source != TEMPLATE:
+        raise table.fail("source", "give message (your own text) or a source, not both")
+    return source
 
 
 def _quality(table: _Table, kind: str, raises: bool, never: str | None, explicit: bool) -> str | None:

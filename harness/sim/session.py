@@ -404,6 +404,11 @@ class _Session:
         self.corrupted = self.duplicated = 0
         self.baseline_success: bool | None = None
         self.pending: list[Event] = list(sc.events)
+        self.text_sources = {
+            r.index: r.source for r in sc.faults if FAULT_KIND_TABLE[r.kind].raises and r.said != "absent"
+        }
+        """Rule index -> where its text comes from, for the rules whose failure says something."""
+        self.sources_met: set[str] = set()
         self.changed: dict[str, str] = {}
         self.revoked: set[str] = set()
         self.failed_calls: set[tuple[str, str]] = set()
@@ -551,6 +556,9 @@ class _Session:
 
     def _on_fault(self, fault: InjectedFault) -> None:
         self.faults[fault.kind] += 1
+        source = self.text_sources.get(fault.rule)
+        if source is not None:
+            self.sources_met.add(source)
         if fault.explicit:
             self.explicit += 1
         else:
@@ -806,6 +814,7 @@ class _Session:
             era=self.era,
             input_requests=self.input_requests,
             inputs_accepted=self.inputs_accepted,
+            sources_met=",".join(sorted(self.sources_met)),
         )
 
 

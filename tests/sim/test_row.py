@@ -54,10 +54,12 @@ APPENDED_21 = ("tokens_in", "tokens_out", "model_latency_s")
 """A model's cost (issue 21): 0 for the scripted agents."""
 APPENDED_19 = ("era", "input_requests", "inputs_accepted")
 """The protocol era and the questions a server asked inside calls (issue 19)."""
+APPENDED_26 = ("sources_met", "messages_seen", "messages_read", "harmful_calls", "misled")
+"""Where fault texts came from, what the agent read of them, and the harm text did (issue 26)."""
 
 
 def test_the_column_order_is_the_one_results_were_written_in() -> None:
-    assert ROW_COLUMNS == ORDER + APPENDED + APPENDED_18 + APPENDED_21 + APPENDED_19
+    assert ROW_COLUMNS == ORDER + APPENDED + APPENDED_18 + APPENDED_21 + APPENDED_19 + APPENDED_26
     assert SESSION_ROW_COLUMNS is ROW_COLUMNS and SessionSessionResult is SessionResult
 
 
