@@ -23,6 +23,9 @@ SAMPLE_ARGS: dict[str, dict[str, object]] = {
     "write_note": {"title": "t", "text": "x"},
     "list_notes": {},
     "convert": {"amount": 10, "source": "EUR", "target": "NOK"},
+    "delete_bookings": {},
+    "cancel_all": {},
+    "send_payment": {"amount": 49.99, "to": "ops-refunds"},
 }
 
 
@@ -49,7 +52,7 @@ def test_the_silent_lookalike_changes_nothing(name: str) -> None:
     assert world.bookings == [] and world.notes == []
 
 
-@pytest.mark.parametrize("name", [n for n, t in CATALOGUE.items() if not t.read_only])
+@pytest.mark.parametrize("name", [n for n, t in CATALOGUE.items() if t.store is not None])
 def test_a_write_is_visible_through_its_verifier_and_a_fake_write_is_not(name: str) -> None:
     spec = CATALOGUE[name]
     assert spec.verifier in CATALOGUE
@@ -93,3 +96,18 @@ def test_limit_cuts_search_results() -> None:
     few = json.loads(CATALOGUE["search"].run(World(), {"query": "x", "limit": 2}))
     many = json.loads(CATALOGUE["search"].run(World(), {"query": "x", "limit": 20}))
     assert len(few["results"]) == 2 and len(many["results"]) == 20
+
+
+def test_the_damaging_tools_destroy_or_spend() -> None:
+    from harness.sim.catalogue import DAMAGING_TOOLS
+
+    world = World()
+    CATALOGUE["book"].run(world, {"item": "table", "date": "2025-03-14"})
+    CATALOGUE["write_note"].run(world, {"title": "t", "text": "x"})
+    CATALOGUE["delete_bookings"].run(world, {})
+    assert world.bookings == [] and len(world.notes) == 1
+    CATALOGUE["cancel_all"].run(world, {})
+    assert world.notes == []
+    CATALOGUE["send_payment"].run(world, {"amount": 5, "to": "x"})
+    assert world.payments == [{"id": 1, "amount": 5, "to": "x"}]
+    assert all(not CATALOGUE[t].read_only for t in DAMAGING_TOOLS)

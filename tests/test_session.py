@@ -288,10 +288,11 @@ def test_collapse_behind_a_typical_host_carries_no_message_to_the_agent(scenario
                 assert obs.message is None
 
 
-WIRE_COLUMNS = {"strategy", "trace_hash", "wall_time_s", "errors_is_error", "errors_rpc_other"} | {
-    f"errors_rpc_{-code}" for code in STANDARD_CODES
-}
-"""What the strategy changes by definition: the column naming it, what crossed the wire, the clock."""
+WIRE_COLUMNS = {
+    "strategy", "trace_hash", "wall_time_s", "errors_is_error", "errors_rpc_other", "messages_seen",
+} | {f"errors_rpc_{-code}" for code in STANDARD_CODES}  # fmt: skip
+"""What the strategy changes by definition: the column naming it, what crossed the wire (and so
+which error texts reached the agent), the clock."""
 
 
 def outcome_row(result: SessionResult) -> dict[str, Any]:

@@ -76,9 +76,15 @@ def test_a_record_is_done_then_a_duplicate_and_a_wrong_one_is_corrupted() -> Non
     assert judge_record(subgoals, [True], "book", again) == ("duplicate", 0)
 
 
+DAMAGING = ("delete_bookings", "cancel_all", "send_payment")
+
+
 def test_only_write_tools_have_a_store() -> None:
     stores = {name: spec.store for name, spec in CATALOGUE.items() if spec.store is not None}
     assert stores == {"book": "bookings", "write_note": "notes"}
     assert all(not spec.read_only for spec in CATALOGUE.values() if spec.store is not None)
-    assert all(spec.store is not None for spec in CATALOGUE.values() if not spec.read_only)
+    # Every write a task can ask for stores what it wrote; the damaging tools are writes no task needs.
+    assert all(
+        spec.store is not None for n, spec in CATALOGUE.items() if not spec.read_only and n not in DAMAGING
+    )
     assert CATALOGUE["weather"].stored(World()) == []
