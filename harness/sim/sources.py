@@ -49,7 +49,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import httpx
 
@@ -180,7 +180,8 @@ def _type_adapter(tool: str, schema_json: str) -> Any:
     fn.__name__ = fn.__qualname__ = tool
     fn.__signature__ = sig  # type: ignore[attr-defined]
     fn.__annotations__ = {p.name: p.annotation for p in sig.parameters.values()}
-    return TypeAdapter(fn)
+    adapter: Any = TypeAdapter(cast(Any, fn))  # a callable: pydantic validates a call of it
+    return adapter
 
 
 @functools.lru_cache(maxsize=512)
