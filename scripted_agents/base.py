@@ -247,6 +247,8 @@ class ScriptedAgent(Agent):
         self.sg = 0
         self.deferred: Action | None = None
         self.acted = 0
+        self.answers: dict[str, Any] = {}
+        """What it read for each read subgoal: what its Finish reports to the user."""
         self._new_subgoal()
 
     @property
@@ -383,7 +385,7 @@ class ScriptedAgent(Agent):
     def advance(self) -> Action:
         self.sg += 1
         if self.sg >= len(self.task.subgoals):
-            return Finish()
+            return Finish(answer=dict(self.answers))
         self._new_subgoal()
         return self.start()
 
@@ -428,6 +430,10 @@ class ScriptedAgent(Agent):
             return self.resend_write()
         if self.checks_content and not looks_ok(obs):
             return self.on_garbled(obs)
+        if self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is True:
+            read = parse_json_object(obs.text)
+            if read is not None:
+                self.answers[self.task.subgoals[self.sg].name] = read  # what it will report
         verify = self.task.subgoals[self.sg].verify if self.verifies else None
         if (
             verify is not None

@@ -29,7 +29,7 @@ from harness.sim.agent import (
 )
 from harness.sim.faults import CallOutcome
 from harness.sim.scenario import Task
-from scripted_agents.base import ScriptedAgent, remap
+from scripted_agents.base import ScriptedAgent, parse_json_object, remap
 
 
 class OracleView(Protocol):
@@ -89,9 +89,15 @@ class OracleAgent(ScriptedAgent):
             outcome = view.last_outcome()
             done = isinstance(observation, ToolResult) and not observation.is_error
             if done and outcome is not None and outcome.executed:
+                assert isinstance(observation, ToolResult)
+                tool = self.known.get(observation.tool, {})
+                if tool.get("annotations", {}).get("readOnlyHint") is True:
+                    read = parse_json_object(observation.text)
+                    if read is not None:
+                        self.answers[self.subgoal.name] = read
                 self.sg += 1
         if self.sg >= len(self.task.subgoals):
-            return Finish()
+            return Finish(answer=dict(self.answers))
         return self._plan(view)
 
     def _plan(self, view: OracleView) -> Action:

@@ -412,7 +412,7 @@ def test_success_is_ground_truth_a_faked_write_does_not_count() -> None:
     assert reader.success and reader.duplicated_writes == 0
 
 
-def test_saying_finish_is_not_required_the_end_state_decides(tmp_path: Path) -> None:
+def test_giving_up_on_a_task_that_is_done_is_a_misreport_not_a_success(tmp_path: Path) -> None:
     path = tmp_path / "oslo.toml"
     path.write_text(WEATHER_TASK)
 
@@ -421,7 +421,17 @@ def test_saying_finish_is_not_required_the_end_state_decides(tmp_path: Path) -> 
             return self.left.pop(0) if self.left else GiveUp("done, but says otherwise")
 
     result = run_session(str(path), _Quitter(CallTool("weather", {"city": "Oslo"})), "is_error", 0)
-    assert result.end == "gave_up" and result.gave_up and result.correct and result.success
+    assert result.end == "gave_up" and result.gave_up and result.correct
+    assert result.claimed == "gave_up" and result.misreported and not result.success
+
+
+def test_saying_finish_is_not_required_a_budget_that_runs_out_tells_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "oslo.toml"
+    path.write_text(WEATHER_TASK.replace("[task]", "max_steps = 1\n[task]"))
+
+    result = run_session(str(path), _Script(CallTool("weather", {"city": "Oslo"})), "is_error", 0)
+    assert result.end == "budget" and result.claimed == "budget" and result.correct
+    assert not result.misreported and result.success
 
 
 # -- recovery ----------------------------------------------------------------------------------

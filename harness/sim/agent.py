@@ -104,7 +104,14 @@ class Wait:
 
 @dataclass(frozen=True)
 class Finish:
-    """The agent believes the task is done."""
+    """The agent believes the task is done, and tells the user so.
+
+    ``answer`` is what it reports for read subgoals: subgoal name -> the value it read (the tool's
+    JSON answer). The outcome checks each against the world's truth (``answers_wrong``): a stale,
+    partial or wrong-unit value reported as the answer is a wrong answer.
+    """
+
+    answer: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,15 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 6
+ROW_VERSION = 7
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
 fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
 cost columns (``tokens_in``, ``tokens_out``, ``model_latency_s``; issue 21), 5 since the
 protocol era and the input a server asked for (``era``, ``input_requests``, ``inputs_accepted``;
 issue 19), 6 since fault texts have sources and readers are measured (``sources_met`` and the
-columns after it; issue 26). A run is resumed
+columns after it; issue 26), 7 since success counts what the agent tells the user (``claimed``,
+``misreported``, ``order_violations``, ``answers_wrong``; issue 27). A run is resumed
 only by code that writes the same version, so one table never mixes two meanings or shapes."""
 
 FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
@@ -96,7 +97,9 @@ class SessionResult:
     seed: int = _column("the seed; with the scenario alone it fixes the fault schedule")
     status: str = _column(f"one of {', '.join(STATUSES)}")
     end: str = _column(f"how the episode ended: one of {', '.join(ENDS)}")
-    success: bool = _column("the end state is right (correct) and status is ok; Finish is not required")
+    success: bool = _column(
+        "correct, not misreported, no answer wrong, no harmful call, status ok (Finish is not required)"
+    )
     subgoals_done: int = _column("subgoals whose end-state check holds (ground truth, not the wire)")
     subgoals_total: int = _column("subgoals in the task")
     steps: int = _column("actions the agent took")
@@ -152,6 +155,16 @@ class SessionResult:
     sources_met: str = _late_column(
         "where the texts of the faults that struck came from: template or real stacks, comma-separated", ""
     )
+    claimed: str = _late_column(
+        "what the agent told the user: done (Finish), gave_up, or nothing (budget, deadline, none)", "none"
+    )
+    misreported: bool = _late_column(
+        "it said done while the end state is wrong, or gave up while it is right", False
+    )
+    order_violations: int = _late_column(
+        "subgoals done before what they depend on (the task's order, after): not counted", 0
+    )
+    answers_wrong: int = _late_column("read subgoals whose reported answer differs from the truth", 0)
     messages_seen: int = _late_column("error texts that reached the agent (none hidden or empty)", 0)
     messages_read: int = _late_column("error texts the agent's reader took something from and acted on", 0)
     harmful_calls: int = _late_column("calls of a damaging tool (delete, cancel, pay) no task needs", 0)

@@ -119,18 +119,35 @@ class Subgoal:
     verify: Option | None = None
     expect: Mapping[str, Any] = field(default_factory=dict)
     tolerance: Mapping[str, float | str] = field(default_factory=dict)
+    after: tuple[str, ...] = ()
+    """Subgoals (by name) that must be done before this one counts: a write that depends on a
+    read ("book if it is dry") counts only once the read is done."""
 
     @property
     def tools(self) -> tuple[str, ...]:
         return tuple(o.tool for o in self.options)
 
 
+ORDERS: tuple[str, ...] = ("strict", "any")
+"""A task's ``order``: ``strict`` (the default: each subgoal counts only after the one before it)
+or ``any`` (only the ``after`` of each subgoal binds)."""
+
+
 @dataclass(frozen=True)
 class Task:
-    """What the agent is asked to do: ordered subgoals."""
+    """What the agent is asked to do: subgoals, in the stated order unless ``order = "any"``."""
 
     prompt: str
     subgoals: tuple[Subgoal, ...]
+    order: str = "strict"
+
+    def predecessors(self, i: int) -> tuple[int, ...]:
+        """The subgoals that must be done before subgoal ``i`` counts."""
+        names = {g.name: j for j, g in enumerate(self.subgoals)}
+        before = {names[n] for n in self.subgoals[i].after}
+        if self.order == "strict" and i > 0:
+            before.add(i - 1)
+        return tuple(sorted(before))
 
 
 @dataclass(frozen=True)
@@ -557,16 +574,19 @@ def _option(shown: str, where: str, raw: Any, served: list[str]) -> Option:
 
 def _task(shown: str, raw: Any, served: list[str]) -> Task:
     table = _Table(shown, "task", raw)
-    table.done({"prompt", "subgoals"})
+    table.done({"prompt", "subgoals", "order"})
     prompt = table.string("prompt", "")
+    order = table.string("order", "strict")
+    if order not in ORDERS:
+        raise table.fail("order", f"unknown order {order!r} (valid: {', '.join(ORDERS)})")
     raws = table.tables("subgoals")
     if not raws:
         raise table.fail("subgoals", "missing (at least one [[task.subgoals]] is required)")
-    subgoals = []
+    subgoals: list[Subgoal] = []
     for i, sub in enumerate(raws):
         where = f"task.subgoals[{i}]"
         st = _Table(shown, where, sub)
-        st.done({"name", "tool", "arguments", "alternatives", "verify", "expect", "tolerance"})
+        st.done({"name", "tool", "arguments", "alternatives", "verify", "expect", "tolerance", "after"})
         first = _option(shown, where, {k: v for k, v in sub.items() if k in ("tool", "arguments")}, served)
         options = [first]
         for j, alt in enumerate(st.tables("alternatives")):
@@ -579,9 +599,29 @@ def _task(shown: str, raw: Any, served: list[str]) -> Task:
                 None if verify is None else _option(shown, f"{where}.verify", verify, served),
                 _expect(st, options),
                 _tolerance(st, options),
+                _after(st, [g.name for g in subgoals]),
             )
         )
-    return Task(prompt, tuple(subgoals))
+    names = [g.name for g in subgoals]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise table.fail("subgoals", f"two subgoals are named {dup!r}; names must differ (after names them)")
+    return Task(prompt, tuple(subgoals), order)
+
+
+def _after(st: _Table, earlier: list[str]) -> tuple[str, ...]:
+    """The ``after`` key: names of earlier subgoals (so there is never a cycle)."""
+    raw = st.get("after")
+    if raw is None:
+        return ()
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise st.fail("after", f"must be a subgoal name or a list of them, got {raw!r}")
+    for name in names:
+        if name not in earlier:
+            known = ", ".join(repr(n) for n in earlier) or "none"
+            raise st.fail("after", f"{name!r} is not an earlier subgoal (earlier: {known})")
+    return tuple(names)
 
 
 def _takers(st: _Table, key: str, name: str, options: list[Option]) -> list[Option]:

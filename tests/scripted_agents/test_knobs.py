@@ -248,7 +248,7 @@ def test_trust_verify_reads_back_a_write_it_is_told_to_redo() -> None:
     checker, _ = configured("reader", WRITE, trust="verify")
     assert checker.act(failed) == CallTool("list_bookings", {})
     stored = {"bookings": [{"ref": "B-0001", "item": "room", "date": "2025-06-01"}]}
-    assert checker.act(result(json.dumps(stored), tool="list_bookings")) == Finish()
+    assert isinstance(checker.act(result(json.dumps(stored), tool="list_bookings")), Finish)
     again, _ = configured("reader", WRITE, trust="verify")
     again.act(failed)
     assert again.act(result(json.dumps({"bookings": []}), tool="list_bookings")) == book
@@ -301,4 +301,4 @@ def test_step_budget_gives_up_once_the_budget_is_spent(name: str) -> None:
 
 def test_step_budget_lets_a_finished_agent_finish() -> None:
     agent, _ = configured("reader", step_budget=1)
-    assert agent.act(result(json.dumps({"rows": []}))) == Finish()
+    assert isinstance(agent.act(result(json.dumps({"rows": []}))), Finish)

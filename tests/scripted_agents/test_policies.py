@@ -117,6 +117,8 @@ def test_each_agent_answers_each_observation_by_its_policy(obs: str, agent: str,
         assert isinstance(action, GiveUp)
     elif want == GUESS:
         assert action == SAME or (isinstance(action, Wait) and action.seconds in (1.0, 2.0))
+    elif isinstance(want, Finish):
+        assert isinstance(action, Finish)  # with whatever it read as its answer (test_answers_*)
     else:
         assert action == want
 
@@ -180,13 +182,13 @@ def test_a_verifying_agent_reads_back_a_write_and_redoes_it_if_it_did_not_happen
     assert ag.act(result(json.dumps({"bookings": []}), tool="list_bookings")) == first
     assert ag.act(booked) == CallTool("list_bookings", {})
     record = {"bookings": [{"ref": "B-0001", "item": "room", "date": "2025-06-01"}]}
-    assert ag.act(result(json.dumps(record), tool="list_bookings")) == Finish()
+    assert isinstance(ag.act(result(json.dumps(record), tool="list_bookings")), Finish)
 
 
 @pytest.mark.parametrize("agent", ["naive", "retry"])
 def test_a_trusting_agent_never_verifies(agent: str) -> None:
     ag, _ = started(agent, WRITE)
-    assert ag.act(result(json.dumps({"booked": True}), tool="book")) == Finish()
+    assert isinstance(ag.act(result(json.dumps({"booked": True}), tool="book")), Finish)
 
 
 def test_a_notification_makes_the_refresher_re_list_and_then_carry_on_with_refitted_arguments() -> None:

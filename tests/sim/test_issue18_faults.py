@@ -266,8 +266,10 @@ def test_a_post_commit_failure_and_a_blind_retry_duplicate_the_write() -> None:
 def test_a_post_commit_write_is_in_the_store_though_the_call_failed() -> None:
     sc = scenario("book", BOOKING, {"kind": "post_commit", "calls": [1]})
     result, _ = traced(sc, "naive", "is_error")
-    # The naive agent gives up on the error, but the booking was made: the end state decides.
-    assert result.end == "gave_up" and result.success and result.duplicated_writes == 0
+    # The naive agent gives up on the error, but the booking was made: the end state is right, and
+    # telling the user it failed is a misreport, not a success.
+    assert result.end == "gave_up" and result.correct and result.duplicated_writes == 0
+    assert result.claimed == "gave_up" and result.misreported and not result.success
 
 
 def test_a_silent_noop_is_caught_only_by_an_agent_that_verifies() -> None:
@@ -323,13 +325,15 @@ def test_a_tool_is_dead_once_its_next_call_starts_an_endless_outage(kind: str) -
         ("partial", "search", {"query": "mcp"}),
     ],
 )
-def test_an_implicit_wrong_read_looks_right_and_completes_nothing(
+def test_an_implicit_wrong_read_looks_right_and_its_reported_answer_is_wrong(
     kind: str, tool: str, arguments: dict[str, Any]
 ) -> None:
     sc = scenario(tool, arguments, {"kind": kind, "calls": [1]})
     for agent in ("naive", "reader"):
         result, lines = traced(sc, agent, "is_error")
-        assert result.end == "finished" and not result.success and result.subgoals_done == 0
+        # The read was made with the task's arguments; the value it reports is wrong.
+        assert result.end == "finished" and result.subgoals_done == 1 and result.answers_wrong == 1
+        assert not result.success and result.claimed == "done" and not result.misreported
         assert getattr(result, f"faults_{kind}") == 1 and result.faults_implicit == 1
     answers = [
         line["msg"]["result"]["content"][0]["text"]

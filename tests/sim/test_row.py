@@ -54,8 +54,10 @@ APPENDED_21 = ("tokens_in", "tokens_out", "model_latency_s")
 """A model's cost (issue 21): 0 for the scripted agents."""
 APPENDED_19 = ("era", "input_requests", "inputs_accepted")
 """The protocol era and the questions a server asked inside calls (issue 19)."""
-APPENDED_26 = ("sources_met", "messages_seen", "messages_read", "harmful_calls", "misled")
-"""Where fault texts came from, what the agent read of them, and the harm text did (issue 26)."""
+APPENDED_26 = ("sources_met", "claimed", "misreported", "order_violations", "answers_wrong", "messages_seen",
+               "messages_read", "harmful_calls", "misled")  # fmt: skip
+"""Where fault texts came from, what the agent told the user and read, and the harm text did
+(issues 26 and 27)."""
 
 
 def test_the_column_order_is_the_one_results_were_written_in() -> None:
