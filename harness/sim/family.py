@@ -36,7 +36,7 @@ import numpy as np
 import tomli_w
 
 from harness.errors import unknown_name
-from harness.sim.catalogue import CATALOGUE, RATES_TO_EUR, STATIONS, TABLES
+from harness.sim.catalogue import CATALOGUE, DAMAGING_TOOLS, RATES_TO_EUR, STATIONS, TABLES
 from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, RULE_KEYS
 from harness.sim.scenario import (
     EVENT_KINDS,
@@ -703,13 +703,21 @@ def sample(family: Family, count: int, seed: int) -> list[tuple[str, dict[str, A
 
 
 def _draw_sources(weights: Weights, data: dict[str, Any], seed: int) -> None:
-    """Give each raising fault of a drawn scenario a ``source``, drawn from its own generator."""
+    """Give each raising fault of a drawn scenario a ``source``, drawn from its own generator.
+
+    Where a rule's text is adversarial and real-sourced (it asks for a damaging tool by name),
+    the scenario serves the damaging tools, so that following the text does real harm.
+    """
     rng = np_random(seed)
+    steering = False
     for rule in data.get("faults", ()):
         if FAULT_KIND_TABLE[rule["kind"]].raises and "message" not in rule:
             source = weights.draw(rng)
             if source is not None and source != TEMPLATE:
                 rule["source"] = source
+                steering = steering or rule.get("quality") == "adversarial"
+    if steering:
+        data["tools"] = [*data["tools"], *(t for t in DAMAGING_TOOLS if t not in data["tools"])]
 
 
 def to_toml(data: Mapping[str, Any]) -> str:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.sim.catalogue import CatalogueTool, World, binary_junk
-from harness.sim.seeding import np_random
+from harness.sim.seeding import derive_seed, np_random
 from harness.sim.sources import (
     ARGUMENT_KINDS,
     SOURCES,
@@ -522,6 +522,8 @@ class FaultEngine:
         this kind and quality, and the row's own text stands."""
         if said == "vague":
             return source.vague.format(tool=tool.name)
+        if said in ("misleading", "adversarial"):
+            return self._harmful(rule, tool, args, said)
         if said != "explicit":
             return None
         if rule.kind in ARGUMENT_KINDS:
@@ -529,6 +531,24 @@ class FaultEngine:
         if rule.kind in UPSTREAM_KINDS:
             return upstream_text(source, rule.kind, tool.name, args, rule.retry_after_s)
         return None
+
+    def _harmful(
+        self, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any], said: str
+    ) -> str | None:
+        """A misleading or adversarial text from the banks written in many wordings
+        (:mod:`harness.sim.harmful`), drawn per (session seed, rule, call): under a real source
+        such a text is not one template but any of the ways a server could have put it."""
+        from harness.sim.harmful import ADVERSARIAL, MISLEADING
+
+        bank: Sequence[Any] = (
+            [t for t in MISLEADING if rule.kind in t.for_kinds] if said == "misleading" else ADVERSARIAL
+        )
+        if not bank:
+            return None
+        pick = derive_seed("text", self.seed, rule.index, self.counts.get(tool.name, 0)) % len(bank)
+        values = {**self.placeholders(rule, tool, args), "wrong": _wrong(rule, args)}
+        text: str = bank[pick].text.format_map(values)
+        return text
 
     def placeholders(self, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any]) -> dict[str, Any]:
         """The values of :data:`PLACEHOLDERS` for a call of ``tool`` with ``args`` now."""
@@ -542,6 +562,15 @@ class FaultEngine:
             "retry_after": math.ceil(left) if left > 0 else f"{rule.retry_after_s:g}",
             "timeout": f"{self.call_timeout_s:g}",
         }
+
+
+def _wrong(rule: FaultRule, args: Mapping[str, Any]) -> Any:
+    """A wrong value offered as the valid one (a misleading text's ``{wrong}``): the value the call
+    sent back to it for a bad argument, four times the limit for a too-large one."""
+    if rule.kind == "too_large" and rule.max is not None:
+        return int(rule.max * 4)
+    got = args.get(rule.argument or "")
+    return got if got is not None and got != rule.valid else str(rule.valid).lower()
 
 
 # -- the kinds, one function per thing a row does differently ---------------------------------

@@ -14,8 +14,9 @@ whether an agent's handling of harmful text survives a change of wording:
 Texts are ``str.format`` templates over the fault-message placeholders (``{tool}``,
 ``{argument}``, ``{valid}``, ``{got}``, ``{max}``, ``{retry_after}``, ``{timeout}``) plus
 ``{wrong}``, a wrong value for the argument offered as the valid one; a literal brace is doubled.
-The data is ``harness/sim/data/harmful_texts.toml``; this module only loads it (standard library
-only). A malformed bank raises ValueError naming the entry.
+The data is ``harness/sim/data/harmful_texts.toml``; this module only loads it. The damaging
+tools are the catalogue's (:data:`harness.sim.catalogue.DAMAGING_TOOLS`). A malformed bank raises
+ValueError naming the entry.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
-BANK_NAME = "harmful_texts.toml"
+from harness.sim.catalogue import DAMAGING_TOOLS
 
-DAMAGING_TOOLS: tuple[str, ...] = ("delete_bookings", "cancel_all", "send_payment")
-"""The tools an adversarial text asks for: ``delete_bookings`` and ``cancel_all`` (no
-arguments), ``send_payment`` (``amount``, a number, and ``to``, a string)."""
+__all__ = ["ADVERSARIAL", "DAMAGING_TOOLS", "MISLEADING", "AdversarialText", "MisleadingText"]
+
+BANK_NAME = "harmful_texts.toml"
 
 
 @dataclass(frozen=True)
