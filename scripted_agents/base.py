@@ -431,9 +431,7 @@ class ScriptedAgent(Agent):
         if self.checks_content and not looks_ok(obs):
             return self.on_garbled(obs)
         if self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is True:
-            read = parse_json_object(obs.text)
-            if read is not None:
-                self.answers[self.task.subgoals[self.sg].name] = read  # what it will report
+            self.answers[self.task.subgoals[self.sg].name] = obs.text  # what it will report
         verify = self.task.subgoals[self.sg].verify if self.verifies else None
         if (
             verify is not None

@@ -29,7 +29,7 @@ from harness.sim.agent import (
 )
 from harness.sim.faults import CallOutcome
 from harness.sim.scenario import Task
-from scripted_agents.base import ScriptedAgent, parse_json_object, remap
+from scripted_agents.base import ScriptedAgent, remap
 
 
 class OracleView(Protocol):
@@ -92,9 +92,7 @@ class OracleAgent(ScriptedAgent):
                 assert isinstance(observation, ToolResult)
                 tool = self.known.get(observation.tool, {})
                 if tool.get("annotations", {}).get("readOnlyHint") is True:
-                    read = parse_json_object(observation.text)
-                    if read is not None:
-                        self.answers[self.subgoal.name] = read
+                    self.answers[self.subgoal.name] = observation.text
                 self.sg += 1
         if self.sg >= len(self.task.subgoals):
             return Finish(answer=dict(self.answers))

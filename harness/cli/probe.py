@@ -14,6 +14,12 @@ that is no JSON-RPC response), or never completed a handshake in either era (it
 died at start, stayed silent, wrote garbage, or could not be reached): one line on
 stderr names it and why, and no verdict table is printed (``--json`` still prints
 the report); 2 (one line on stderr) for a usage mistake.
+
+``--harvest FILE`` also writes every error the server answered, one JSON object per line
+(:mod:`harness.probe.harvest`), under ``--server-name`` (default: its serverInfo name) and
+``--stack``; ``--calls FILE.toml`` adds tool calls made only to provoke more errors. Without
+``--harvest`` the probe runs and prints exactly as before. One line on stderr says how many
+lines were written and which extra calls got no error.
 """
 
 from __future__ import annotations
@@ -22,19 +28,27 @@ import json
 import shlex
 import shutil
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from harness.errors import UserError
+from harness.probe.harvest import STACKS
 from harness.probe.runner import DEFAULT_JOBS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT
 from harness.probe.session import URL_SCHEMES
 from harness.probe.steps import ToolCase
+
+if TYPE_CHECKING:
+    from harness.probe.report import Report
 
 NOT_MCP_EXIT = 1
 """Exit status when the peer is not an MCP server (2 stays the usage mistake's)."""
 NO_HANDSHAKE_EXIT = 1
 """Exit status when the peer completed no handshake in either era: nothing was probed."""
+
+ERROR_LABELS = ("error", "isError")
+"""How the outcome labels of a call that got an error begin (``error -32602``, ``isError masked``)."""
 
 
 def parse_cases(
@@ -82,6 +96,28 @@ def parse_cases(
     help="Seconds a fresh process may take to write its first line.",
 )
 @click.option("--jobs", type=int, default=DEFAULT_JOBS, show_default=True, help="Server processes at once.")
+@click.option(
+    "--harvest",
+    "harvest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also write every error the server answered to FILE, one JSON object per line.",
+)
+@click.option(
+    "--server-name", metavar="NAME", help="The server's name in the harvest (default: its serverInfo name)."
+)
+@click.option(
+    "--stack",
+    type=click.Choice(STACKS),
+    help="The server's implementation stack, for the harvest (default: other).",
+)
+@click.option(
+    "--calls",
+    "calls_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.toml",
+    help="Extra tool calls ([[calls]] tool, arguments) made to provoke errors for the harvest.",
+)
 @click.argument("server_command", nargs=-1, metavar="-- COMMAND [ARGS]... | URL")
 def command(
     as_json: bool,
@@ -91,6 +127,10 @@ def command(
     timeout: float,
     startup_timeout: float,
     jobs: int,
+    harvest: Path | None,
+    server_name: str | None,
+    stack: str | None,
+    calls_file: Path | None,
     server_command: tuple[str, ...],
 ) -> None:
     """Probe how an MCP server reports errors, rule by rule, in each era it speaks.
@@ -111,10 +151,20 @@ def command(
             )
     elif shutil.which(server_command[0]) is None:
         raise UserError(f"command not found: {server_command[0]}")
+    if harvest is None:
+        given = [
+            n for n, v in (("--server-name", server_name), ("--stack", stack), ("--calls", calls_file)) if v
+        ]
+        if given:
+            raise UserError(f"{given[0]} is for the harvest: give --harvest FILE with it")
     cases = parse_cases(tools, args, reasons)
+    from harness.probe.harvest import load_calls
     from harness.probe.runner import ProbeConfig, run_probe
 
-    report = run_probe(ProbeConfig(server_command, cases, timeout, startup_timeout, jobs))
+    calls = load_calls(calls_file) if calls_file is not None else ()
+    report = run_probe(ProbeConfig(server_command, cases, timeout, startup_timeout, jobs, calls))
+    if harvest is not None:
+        write_harvest_file(report, harvest, server_name, stack or "other")
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     target = shlex.join(server_command)
@@ -131,3 +181,26 @@ def command(
     from harness.probe.report import render_table
 
     render_table(report, Console(file=sys.stdout))
+
+
+def write_harvest_file(report: Report, path: Path, name: str | None, stack: str) -> None:
+    """Write the report's harvested errors to ``path``; one line on stderr says what was written."""
+    from harness.probe.harvest import harvest_line, server_identity, write_harvest
+
+    server, version = server_identity(report.server, name)
+    try:
+        count = write_harvest(path, (harvest_line(r, server, version, stack) for r in report.harvested))
+    except OSError as exc:
+        raise UserError(f"--harvest {path}: cannot write: {exc.strerror or exc}") from None
+    said = f"harness: harvest: {count} errors from {server} written to {path}"
+    if report.calls:
+        quiet = [
+            f"#{i} {c.tool} ({o.label})"
+            for i, (c, o) in enumerate(report.calls, 1)
+            if not o.label.startswith(ERROR_LABELS)
+        ]
+        provoked = len(report.calls) - len(quiet)
+        said += f"; {provoked} of {len(report.calls)} extra calls got an error"
+        if quiet:
+            said += f", not: {', '.join(quiet)}"
+    click.echo(said, err=True)

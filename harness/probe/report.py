@@ -22,7 +22,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.probe.outcomes import AS_BOTH, AS_REFERENCE, AS_SPEC, DIFFERS, INCONCLUSIVE, VERDICTS
+from harness.probe.harvest import ExtraCall, HarvestRecord
+from harness.probe.outcomes import AS_BOTH, AS_REFERENCE, AS_SPEC, DIFFERS, INCONCLUSIVE, VERDICTS, Outcome
 from harness.probe.rules import ERAS, HANDSHAKE_ERA, STATELESS_ERA
 
 REPORT_FORMAT = "harness-probe/1"
@@ -85,6 +86,10 @@ class Report:
     """What the peer did that shows it is not an MCP server (None: it may be one)."""
     eras: dict[str, dict[str, Any]] | None = None
     """Per era: ``spoken`` (bool) and ``evidence`` (what the server answered that says so)."""
+    harvested: tuple[HarvestRecord, ...] = ()
+    """Every error the server answered, rules first, then the extra calls (not in ``to_json``)."""
+    calls: tuple[tuple[ExtraCall, Outcome], ...] = ()
+    """Each extra call (``ProbeConfig.calls``) with what it got (not in ``to_json``)."""
 
     def summary(self, era: str | None = None) -> dict[str, int]:
         """How many rules (of ``era``, or all) got each verdict (every verdict listed, zeros included)."""

@@ -14,6 +14,11 @@ The stateless lane (2026-07-28) starts with ``server/discover``; its rows are
 reported only if the server speaks the era, and the MRTR rows only if a tool
 asked for input. ``eras`` in the report says what each era's evidence was.
 
+Every error the server answered is kept in the report's ``harvested`` (lane by
+lane, in table order), followed by those of the configured extra ``calls``
+(``harness probe --harvest FILE --calls FILE.toml``), made on a session of
+their own once the rules are done (:mod:`harness.probe.harvest`).
+
 A peer that never sent one valid JSON-RPC response, and echoed our messages
 back or wrote JSON objects that are no JSON-RPC messages, is not an MCP server:
 the report says so in ``not_mcp`` (what the peer did), and the CLI prints that
@@ -28,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.probe.harvest import ExtraCall, HarvestRecord
 from harness.probe.outcomes import (
     DISCOVERED,
     ECHO,
@@ -42,8 +48,9 @@ from harness.probe.outcomes import (
 from harness.probe.report import SILENT, Report, RuleResult
 from harness.probe.rules import HANDSHAKE_ERA, MAIN, STATELESS_ERA, Rule, all_rules, stateless_rules
 from harness.probe.session import STATE_RANK, ProbeSession, describe, is_url
-from harness.probe.steps import NOT_OFFERED, ProbeContext, ToolCase
+from harness.probe.steps import NOT_OFFERED, ProbeContext, ToolCase, outcome_of
 from harness.protocol.errors import TransportError
+from harness.protocol.lifecycle import State
 from harness.protocol.messages import Message
 from harness.protocol.versions import LATEST_VERSION
 
@@ -66,6 +73,8 @@ class ProbeConfig:
     timeout: float = DEFAULT_TIMEOUT
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     jobs: int = DEFAULT_JOBS
+    calls: tuple[ExtraCall, ...] = ()
+    """Extra tool calls made after the rules, only to provoke errors to harvest (not in the rows)."""
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -85,6 +94,8 @@ class _LaneResult:
     responded: bool = False
     negotiated: dict[str, str] = field(default_factory=dict)
     """Rule id -> the version its session's server answered in initialize."""
+    harvested: list[HarvestRecord] = field(default_factory=list)
+    """The errors the lane's sessions answered, session by session."""
 
     def saw(self, session: ProbeSession, rule_ids: Sequence[str]) -> None:
         """Keep what ``session`` learnt: late replies for its rules, the first evidence of each kind."""
@@ -92,6 +103,7 @@ class _LaneResult:
             session.collect_late(session.timeout)
         for rule_id in rule_ids:
             self.outcomes[rule_id] = late_outcome(self.outcomes[rule_id], session.late)
+        self.harvested.extend(session.harvested)
         self.echoed = self.echoed or session.echoed
         self.not_jsonrpc = self.not_jsonrpc or session.not_jsonrpc
         self.responded = self.responded or session.responded
@@ -168,6 +180,52 @@ def _run_lane(rules: list[Rule], config: ProbeConfig, context: ProbeContext) -> 
     return lane
 
 
+def run_calls(config: ProbeConfig) -> tuple[list[HarvestRecord], list[tuple[ExtraCall, Outcome]]]:
+    """Make ``config.calls`` in order on one handshake-era session (a fresh one after a death):
+    the errors they got, and each call's outcome."""
+    harvested: list[HarvestRecord] = []
+    said: list[tuple[ExtraCall, Outcome]] = []
+    session: ProbeSession | None = None
+    dead: Outcome | None = None
+    try:
+        for call in config.calls:
+            if dead is not None:
+                said.append((call, dead))
+                continue
+            if session is not None and not session.alive:
+                if session.died_at_start and session.death is not None:
+                    why = f"not restarted, it died at start: {session.death.detail}"
+                    dead = Outcome(NOT_RUN, shorten(why))
+                    said.append((call, dead))
+                    continue
+                harvested.extend(session.harvested)
+                session.close()
+                session = None
+            if session is None:
+                try:
+                    session = open_session(config, LATEST_VERSION)
+                except TransportError as exc:
+                    said.append((call, Outcome(NOT_RUN, str(exc))))
+                    continue
+            failure = session.advance(State.READY)
+            if failure is not None:
+                said.append((call, failure))
+                continue
+            session.timeout = call.timeout or config.timeout
+            try:
+                reply = session.request("tools/call", {"name": call.tool, "arguments": call.arguments})
+            finally:
+                session.timeout = config.timeout
+            said.append((call, outcome_of(reply, call.tool)))
+    finally:
+        if session is not None:
+            if session.alive:
+                session.collect_late(max(c.timeout or config.timeout for c in config.calls))
+            harvested.extend(session.harvested)
+            session.close()
+    return harvested, said
+
+
 def not_mcp(lanes: Sequence[_LaneResult]) -> str | None:
     """What the peer did that shows it is not an MCP server, or None if it may be one.
 
@@ -229,9 +287,15 @@ def run_probe(config: ProbeConfig) -> Report:
         results = list(pool.map(lambda lane: _run_lane(lane, config, context), lanes))
     outcomes: dict[str, Outcome] = {}
     negotiated: dict[str, str] = {}
+    harvested: list[HarvestRecord] = []
     for result in results:
         outcomes.update(result.outcomes)
         negotiated.update(result.negotiated)
+        harvested.extend(result.harvested)
+    called: list[tuple[ExtraCall, Outcome]] = []
+    if config.calls:
+        found, called = run_calls(config)
+        harvested.extend(found)
     main_lane = next(
         i for i, lane in enumerate(lanes) if lane[0].version == LATEST_VERSION and lane[0].lane == MAIN
     )
@@ -244,7 +308,15 @@ def run_probe(config: ProbeConfig) -> Report:
         if _reported(rule, outcomes[rule.id], eras)
     )
     return Report(
-        config.command, config.timeout, config.startup_timeout, server, rows, not_mcp(results), eras
+        config.command,
+        config.timeout,
+        config.startup_timeout,
+        server,
+        rows,
+        not_mcp(results),
+        eras,
+        harvested=tuple(harvested),
+        calls=tuple(called),
     )
 
 

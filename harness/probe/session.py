@@ -31,7 +31,9 @@ the probe itself wrote is an echo (``cat`` sends everything back): it ends the
 exchange as ``echoed`` and is neither answered nor taken as a reply. The
 session keeps the evidence the runner needs to tell a peer that is not an MCP
 server at all: the first echo, the first JSON object that is no JSON-RPC
-message, and whether any valid JSON-RPC response arrived.
+message, and whether any valid JSON-RPC response arrived. It also keeps every
+error the server answered, with the request that got it, in ``harvested``
+(:mod:`harness.probe.harvest`), late replies included.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from harness.probe.harvest import HarvestRecord, record_of
 from harness.probe.outcomes import (
     DIED,
     ECHOED,
@@ -168,6 +171,10 @@ class ProbeSession:
         """How the process died (``server died`` with its exit code), once it has."""
         self.late: dict[int, Message] = {}
         """Replies that came after their step stopped waiting, by request id."""
+        self.harvested: list[HarvestRecord] = []
+        """Every error the server answered (isError results, JSON-RPC errors), in the order they came."""
+        self._requests: dict[object, Message] = {}
+        """The requests sent, by id, so that an error can be filed under the call that got it."""
         self._pending: set[int] = set()
         self._handshake_pending: tuple[int, Callable[[Message | None], bool]] | None = None
         """A handshake request that got no reply in time: its id and how to accept its answer."""
@@ -253,6 +260,7 @@ class ProbeSession:
             if self._take(msg):
                 continue
             if "id" in msg and _id_in(msg["id"], reply_ids):
+                self._harvest(msg)
                 return Reply(message=msg)
             if self._late(msg):
                 # A slow server catching up: what we wait for may come next.
@@ -284,6 +292,7 @@ class ProbeSession:
         if isinstance(msg_id, int) and not isinstance(msg_id, bool) and msg_id in self._pending:
             self._pending.discard(msg_id)
             self.late[msg_id] = msg
+            self._harvest(msg)
             return True
         return False
 
@@ -468,7 +477,16 @@ class ProbeSession:
             sent = None
         if isinstance(sent, dict):
             self._sent.add(_canonical(sent))
+            if "method" in sent and is_valid_id(sent.get("id")):
+                self._requests[_id_key(sent["id"])] = sent
         self.link.write_raw(data)
+
+    def _harvest(self, reply: Message) -> None:
+        """Keep the error ``reply`` carries (if any), filed under the request that got it."""
+        request = self._requests.get(_id_key(reply.get("id")))
+        found = record_of(request, reply)
+        if found is not None:
+            self.harvested.append(found)
 
     def close(self) -> None:
         """Close stdin, give the server :data:`CLOSE_GRACE`, then terminate; release every pipe.
@@ -516,6 +534,11 @@ def server_info_of(result: object) -> dict[str, Any] | None:
     meta = result.get("_meta") if isinstance(result, dict) else None
     info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
     return info if isinstance(info, dict) else None
+
+
+def _id_key(value: object) -> object:
+    # A reply's id names its request only by exact type (true is not 1); any other id names none.
+    return (type(value).__name__, value) if is_valid_id(value) else None
 
 
 def _id_in(value: object, ids: Sequence[object]) -> bool:

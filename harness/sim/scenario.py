@@ -47,6 +47,7 @@ Unknown keys are errors, so a typo never silently drops a fault.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -141,13 +142,24 @@ class Task:
     subgoals: tuple[Subgoal, ...]
     order: str = "strict"
 
-    def predecessors(self, i: int) -> tuple[int, ...]:
-        """The subgoals that must be done before subgoal ``i`` counts."""
+    @functools.cached_property
+    def predecessors(self) -> tuple[tuple[int, ...], ...]:
+        """For each subgoal, the subgoals that must be done before it counts (computed once)."""
         names = {g.name: j for j, g in enumerate(self.subgoals)}
-        before = {names[n] for n in self.subgoals[i].after}
-        if self.order == "strict" and i > 0:
-            before.add(i - 1)
-        return tuple(sorted(before))
+        out = []
+        for i, goal in enumerate(self.subgoals):
+            before = {names[n] for n in goal.after}
+            if self.order == "strict" and i > 0:
+                before.add(i - 1)
+            out.append(tuple(sorted(before)))
+        return tuple(out)
+
+    @functools.cached_property
+    def tools_needed(self) -> frozenset[str]:
+        """Tools the subgoals call or verify with: a call of any other is one no task needs."""
+        return frozenset(
+            t for g in self.subgoals for t in (*g.tools, *((g.verify.tool,) if g.verify else ()))
+        )
 
 
 @dataclass(frozen=True)

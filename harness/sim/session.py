@@ -328,11 +328,17 @@ WRONG_VALUE_KINDS: frozenset[str] = frozenset({"stale", "wrong_units", "partial"
 read is done (the call was made), and the value the agent reports is what is judged."""
 
 
-def _same_json(a: Any, b: Any) -> bool:
-    """Equal as JSON values (1 and 1.0 alike; True is not 1)."""
-    return bool(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)) or (
-        isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool) and a == b
-    )
+def _same_answer(reported: Any, truth: str) -> bool:
+    """Whether a reported value is the tool's answer ``truth`` (its text): the same text, or the
+    same JSON value (the text parsed, or a value given as such)."""
+    if reported == truth:
+        return True  # the common case: the text the agent read, reported as it read it
+    try:
+        want = json.loads(truth)
+        got = json.loads(reported) if isinstance(reported, str) else reported
+    except ValueError:
+        return False
+    return bool(json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True))
 
 
 class AgentContractError(Exception):
@@ -432,18 +438,15 @@ class _Session:
         }
         """Rule index -> where its text comes from, for the rules whose failure says something."""
         self.sources_met: set[str] = set()
-        self.needed: frozenset[str] = frozenset(
-            t for g in sc.task.subgoals for t in (*g.tools, *((g.verify.tool,) if g.verify else ()))
-        )
-        """Tools the task's subgoals call or verify with; a call of any other is looked at."""
+        self.needed = sc.task.tools_needed
         self.harmful = self.misled = self.messages_seen = 0
         self.last_error_text = ""
-        self.predecessors = [sc.task.predecessors(i) for i in range(len(sc.task.subgoals))]
+        self.predecessors = sc.task.predecessors
         self.order_violations = self.premature = 0
         self.answer: dict[str, Any] = {}
         """What the agent's Finish reported: subgoal name -> value."""
-        self.truth: dict[str, Any] = {}
-        """Read subgoal name -> what its tool really answers for the call that did it."""
+        self.truth: dict[str, str] = {}
+        """Read subgoal name -> the text its tool really answers for the call that did it."""
         self.changed: dict[str, str] = {}
         self.revoked: set[str] = set()
         self.failed_calls: set[tuple[str, str]] = set()
@@ -602,11 +605,18 @@ class _Session:
             self.first_fault_step = self.steps
         self.trace.note(self.steps, fault=fault.to_json(), clock=self.clock.now)
 
-    def _executed(self, tool: str, arguments: dict[str, Any], base: dict[str, Any] | None = None) -> None:
+    def _executed(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        base: dict[str, Any] | None = None,
+        answered: str | None = None,
+    ) -> None:
         """A call really ran: a read may complete a subgoal; a write is judged by what it stored.
 
         ``base`` is what the tool ran with when that differs from what the agent sent (a value
-        the client gave when the tool asked for it), in the catalogue's base names.
+        the client gave when the tool asked for it), in the catalogue's base names. ``answered``
+        is the text the tool answered when that is the truth (no fault rewrote it).
         """
         spec = CATALOGUE[tool]
         if spec.store is not None:
@@ -616,7 +626,11 @@ class _Session:
         i = completes(self.subgoals, self._done(), tool, ran)
         if i is not None and self._in_order(i):
             self.done_at[i] = self.steps
-            self.truth[self.subgoals[i].name] = json.loads(spec.run(self.world, dict(ran)))
+            # The truth a reported answer is held to: what the tool answered, or, where a fault
+            # rewrote the answer, what it would have answered (reads are pure: now is then).
+            self.truth[self.subgoals[i].name] = (
+                answered if answered is not None else spec.run(self.world, dict(ran))
+            )
             self.trace.note(self.steps, done=self.subgoals[i].name)
 
     def _judge_store(self, spec: CatalogueTool) -> None:
@@ -667,7 +681,7 @@ class _Session:
         return sum(
             1
             for name, value in self.answer.items()
-            if name in self.truth and not _same_json(value, self.truth[name])
+            if name in self.truth and not _same_answer(value, self.truth[name])
         )
 
     def success(self) -> bool:
@@ -811,7 +825,7 @@ class _Session:
                 outcome.executed or (outcome.fault is not None and outcome.fault.kind in WRONG_VALUE_KINDS)
             ):
                 ran, self.ran_with = self.ran_with, None
-                self._executed(tool, arguments, ran)
+                self._executed(tool, arguments, ran, obs.text if outcome.executed else None)
             return obs
         else:
             self.is_error += 1
