@@ -27,8 +27,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.report",),
     ("harness.fixtures",),
     ("harness.probe",),
+    ("harness.proxy",),
     ("harness.bench",),
-    ("harness.cli",),
+    ("harness.cli", "harness.view"),
 )
 """Lowest first: CLI -> batch -> sim -> row -> table -> report, read upward."""
 

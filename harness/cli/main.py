@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("harness.cli.bench", "Benchmark dispatch, serialization and sessions."),
     "probe": ("harness.cli.probe", "Probe how a real MCP server over stdio reports errors."),
     "client": ("harness.cli.client", "Speak to an MCP server over HTTP as a client (--conformance)."),
+    "view": ("harness.cli.view", "Browse a run, a bench output or a probe report in a local page."),
+    "proxy": ("harness.cli.proxy", "Proxy a real MCP server: rewrite its errors, inject seeded faults."),
 }
 
 

@@ -692,7 +692,17 @@ def _tolerance(st: _Table, options: list[Option]) -> dict[str, float | str]:
     return out
 
 
-def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
+def parse_fault_table(raw: Any, index: int, *, shown: str = "<faults>") -> FaultRule:
+    """One ``[[faults]]`` table for a tool outside the catalogue (``harness proxy``'s real tools).
+
+    Every check :func:`parse_scenario` makes but those that need the catalogue tool (that it
+    is served, and the keys checked against it, such as ``argument``): the caller checks
+    those against the real tool. A mistake is a :class:`ScenarioError` like any other.
+    """
+    return _fault(shown, index, raw, None)
+
+
+def _fault(shown: str, i: int, raw: Any, served: list[str] | None) -> FaultRule:
     where = f"faults[{i}]"
     table = _Table(shown, where, raw)
     kind = table.string("kind")
@@ -701,7 +711,7 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
     row = FAULT_KIND_TABLE[kind]
     table.done(_RULE_KEYS | {key.name for key in row.keys})
     tool = table.string("tool")
-    if tool not in served:
+    if served is not None and tool not in served:
         raise _unknown_tool(shown, f"{where}.tool", tool, served)
     has_rate, has_calls = table.has("rate"), table.has("calls")
     if has_rate == has_calls:
@@ -725,8 +735,8 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
         explicit = quality != "absent"
     message = _message(table, row.raises, quality)
     source = _source(table, row.raises, message)
-    spec = CATALOGUE[tool]
-    if row.tool_check is not None:
+    spec = CATALOGUE[tool] if served is not None else None
+    if row.tool_check is not None and spec is not None:
         problem = row.tool_check(spec)
         if problem is not None:
             raise table.fail("tool", f"a {kind} fault: {problem}")
@@ -738,7 +748,7 @@ def _fault(shown: str, i: int, raw: Any, served: list[str]) -> FaultRule:
             raise table.fail(key.name, f"missing ({key.missing})")
         else:
             value = key.default
-        problem = key.check(value, spec) if key.check is not None else None
+        problem = key.check(value, spec) if key.check is not None and spec is not None else None
         if problem is not None:
             raise table.fail(key.name, problem)
         values[key.name] = value

@@ -119,6 +119,35 @@ ROWS: list[tuple[str, list[str], str]] = [
     ("probe: --tool without --args", ["probe", "--tool", "add", "--", "true"], "give one --args per --tool"),
     ("probe: --args not JSON", ["probe", "--tool", "add", "--args", "{", "--", "true"], "is not JSON"),
     ("probe: zero timeout", ["probe", "--timeout", "0", "--", "true"], "--timeout"),
+    ("view: missing dir", ["view", "{missing}"], "no such results directory or file"),
+    ("view: foreign dir", ["view", "{foreign}", "--no-open"], "not a harness results directory"),
+    ("view: broken JSON", ["view", "{broken_json}", "--no-open"], "not JSON"),
+    ("view: not a run", ["view", "{broken_toml}", "--no-open"], "give a results directory"),
+    ("view: port out of range", ["view", "{results}", "--port", "70000"], "'--port'"),
+    ("view: column typo", ["view", "{results}", "--by", "agnet", "--no-open"], "did you mean 'agent'"),
+    ("view: html into a directory", ["view", "{results}", "--html", "{foreign}"], "a directory"),
+    ("proxy: no server", ["proxy"], "say which server to proxy"),
+    ("proxy: missing binary", ["proxy", "--", "/no/such/binary"], "command not found: /no/such/binary"),
+    (
+        "proxy: command and --upstream",
+        ["proxy", "--upstream", "http://127.0.0.1:1/mcp", "--", "true"],
+        "not both",
+    ),
+    ("proxy: --upstream not a URL", ["proxy", "--upstream", "localhost:8000"], "http:// or https:// URL"),
+    ("proxy: strategy typo", ["proxy", "--strategy", "is_eror", "--", "true"], "did you mean 'is_error'?"),
+    ("proxy: broken faults file", ["proxy", "--faults", "{broken_toml}", "--", "true"], "toml"),
+    (
+        "proxy: missing faults file",
+        ["proxy", "--faults", "{missing}/f.toml", "--", "true"],
+        "no such faults file",
+    ),
+    (
+        "proxy: trace on stdout over stdio",
+        ["proxy", "--trace", "-", "--", "true"],
+        "--trace - writes to stdout",
+    ),
+    ("proxy: unwritable trace", ["proxy", "--trace", "/dev/null/x", "--", "true"], "/dev/null/x"),
+    ("proxy: negative seed", ["proxy", "--seed", "-1", "--", "true"], "'--seed'"),
 ]
 
 ERROR_PREFIXES = ("harness: error: ",)

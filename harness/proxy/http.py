@@ -1,0 +1,367 @@
+"""The Streamable HTTP front: the proxy as an MCP endpoint, one upstream per client session.
+
+What the front does, in the order it is checked:
+
+1. ``Origin`` and ``Host`` must name this machine (403, 421), as for ``harness serve --http``.
+2. **POST** carries one JSON-RPC message (a body over ``max_body_bytes`` gets 413, bad JSON
+   400 with -32700, a batch or a non-object 400 with -32600).
+3. A message whose ``params._meta`` names a protocol version (or whose
+   ``MCP-Protocol-Version`` header names a stateless one) is stateless traffic: it goes to
+   one shared connection (one upstream) for every stateless request. ``initialize`` opens a
+   session of its own (a fresh upstream; ``Mcp-Session-Id`` on the answer); every other
+   message names its session (400 without the header, 404 for an unknown one).
+4. A request is answered with JSON when its reply is the first thing that comes back for it;
+   otherwise (progress, a request the server sends mid-call, a listen stream's events) with
+   an SSE stream that ends with the reply. What belongs to no request in flight goes down
+   the session's GET stream (kept in a bounded buffer until one opens). A notification or a
+   response gets 202. A stateless stream the client closes early cancels its request.
+5. **DELETE** ends the session and its upstream.
+
+The front decides nothing about MCP itself: every message goes through the session's
+:class:`~harness.proxy.link.ProxyLink`, which says which request each outgoing message
+belongs to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from harness.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, TransportError
+from harness.protocol.messages import Message, RequestId, error_response, notification, reply_id
+from harness.protocol.server import parse_json
+from harness.protocol.stateless import CANCELLED
+from harness.protocol.versions import META_PROTOCOL_VERSION, is_stateless
+from harness.proxy.link import ClientSink, ProxyLink
+from harness.transports.http import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PATH,
+    LOCAL_NAMES,
+    MAX_PENDING,
+    STATELESS_ERROR_STATUS,
+    sse_event,
+)
+from harness.transports.mcp_headers import SESSION_HEADER, VERSION_HEADER
+
+log = logging.getLogger("harness.proxy")
+
+LinkFactory = Callable[[ClientSink, int], ProxyLink]
+"""Builds the link of a new connection: its client sink, and its number (0: the stateless one)."""
+
+_JSON = "application/json"
+_SSE = "text/event-stream"
+
+
+class _Refuse(Exception):
+    def __init__(self, status: int, code: int | None, message: str, req_id: Any = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.req_id = status, code, message, req_id
+
+    def response(self) -> Response:
+        if self.code is None:
+            return Response(self.message, status_code=self.status, media_type="text/plain")
+        return _json(error_response(self.req_id, self.code, self.message), self.status)
+
+
+def _dump(message: Message) -> bytes:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _json(message: Message, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(_dump(message), status_code=status, media_type=_JSON, headers=headers)
+
+
+def _accepts(request: Request, media: str) -> bool:
+    accept = request.headers.get("accept")
+    if accept is None:
+        return media == _JSON
+    kinds = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    return bool(kinds & {media, media.split("/", 1)[0] + "/*", "*/*"})
+
+
+def _is_reply(message: Message, rid: RequestId) -> bool:
+    got = message.get("id")
+    return "method" not in message and got == rid and type(got) is type(rid)
+
+
+def _stateless(request: Request, message: Message) -> bool:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta and message.get("method") != "initialize":
+        return True
+    return is_stateless(request.headers.get(VERSION_HEADER))
+
+
+class FrontSession:
+    """One client connection: its link, the POSTs waiting for answers, its GET stream."""
+
+    def __init__(self, sid: str | None, loop: asyncio.AbstractEventLoop) -> None:
+        self.id = sid
+        self.loop = loop
+        self.link: ProxyLink | None = None
+        self.waiters: dict[RequestId, asyncio.Queue[Message]] = {}
+        self.stream: asyncio.Queue[Message | None] | None = None
+        self.buffer: deque[Message] = deque(maxlen=MAX_PENDING)
+        self.closed = False
+
+    def sink(self, message: Message, related: RequestId | None) -> None:
+        """The link's client sink (any thread): route on the event loop."""
+        with contextlib.suppress(RuntimeError):  # the loop has stopped: nobody to tell
+            self.loop.call_soon_threadsafe(self.route, message, related)
+
+    def route(self, message: Message, related: RequestId | None) -> None:
+        waiting = self.waiters.get(related) if related is not None else None
+        if waiting is not None:
+            waiting.put_nowait(message)
+        elif "method" not in message:
+            return  # an answer nobody waits for any more
+        elif self.stream is not None:
+            self.stream.put_nowait(message)
+        else:
+            self.buffer.append(message)
+
+    def from_client(self, message: Message) -> None:
+        assert self.link is not None
+        self.link.from_client(message)
+
+
+class ProxyHTTP:
+    """The front's state (sessions) and its ASGI app, :attr:`app`."""
+
+    def __init__(
+        self,
+        make_link: LinkFactory,
+        *,
+        path: str = DEFAULT_PATH,
+        allowed_hosts: Iterable[str] | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        self.make_link = make_link
+        self.path = path
+        self.allowed_hosts = frozenset(h.lower().strip("[]") for h in (allowed_hosts or LOCAL_NAMES))
+        self.max_body_bytes = max_body_bytes
+        self.sessions: dict[str, FrontSession] = {}
+        self.summaries: list[dict[str, Any]] = []
+        self._stateless: FrontSession | None = None
+        self._stateless_lock: asyncio.Lock | None = None
+        self._count = 0
+        self.app = Starlette(routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])])
+
+    async def _endpoint(self, request: Request) -> Response:
+        try:
+            self._check_origin_and_host(request)
+            if request.method == "POST":
+                return await self._post(request)
+            if request.method == "GET":
+                return self._get(request)
+            return await self._delete(request)
+        except _Refuse as refused:
+            return refused.response()
+        except ClientDisconnect:
+            return Response(status_code=400)
+
+    def _check_origin_and_host(self, request: Request) -> None:
+        origin = request.headers.get("origin")
+        if origin is not None:
+            parts = urlsplit(origin) if "://" in origin else None
+            name = parts.hostname if parts is not None and parts.scheme in ("http", "https") else None
+            if name not in self.allowed_hosts:
+                raise _Refuse(403, None, f"Origin {origin!r} not allowed")
+        host = request.headers.get("host")
+        try:
+            name = urlsplit("//" + host).hostname if host is not None else None
+        except ValueError:
+            name = None
+        if name not in self.allowed_hosts:
+            raise _Refuse(421, None, f"Host {host!r} not allowed")
+
+    async def _read(self, request: Request) -> bytes:
+        ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if ctype != _JSON:
+            raise _Refuse(415, None, f"Content-Type must be {_JSON}")
+        declared = request.headers.get("content-length", "")
+        too_big = _Refuse(413, INVALID_REQUEST, f"message larger than {self.max_body_bytes} bytes")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise too_big
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise too_big
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    # -- sessions -----------------------------------------------------------------------------------
+
+    async def _open(self, sid: str | None) -> FrontSession:
+        number = 0  # the stateless connection
+        if sid is not None:
+            self._count += 1
+            number = self._count
+        session = FrontSession(sid, asyncio.get_running_loop())
+        session.link = self.make_link(session.sink, number)
+        try:
+            await anyio.to_thread.run_sync(session.link.start)
+        except TransportError as exc:
+            raise _Refuse(502, INTERNAL_ERROR, f"the upstream server did not start: {exc}") from None
+        return session
+
+    async def _stateless_session(self) -> FrontSession:
+        if self._stateless_lock is None:
+            self._stateless_lock = asyncio.Lock()
+        async with self._stateless_lock:
+            if self._stateless is None:
+                self._stateless = await self._open(None)
+            return self._stateless
+
+    def _session(self, request: Request, req_id: Any = None) -> FrontSession:
+        sid = request.headers.get(SESSION_HEADER)
+        if sid is None:
+            raise _Refuse(
+                400, INVALID_REQUEST, f"missing {SESSION_HEADER} header; send initialize first", req_id
+            )
+        session = self.sessions.get(sid)
+        if session is None:
+            raise _Refuse(404, INVALID_REQUEST, f"unknown or ended session {sid!r}", req_id)
+        return session
+
+    async def _end(self, session: FrontSession) -> None:
+        if session.closed:
+            return
+        session.closed = True
+        if session.id is not None:
+            self.sessions.pop(session.id, None)
+        if session.stream is not None:
+            session.stream.put_nowait(None)
+        if session.link is not None:
+            self.summaries.append(await anyio.to_thread.run_sync(session.link.close))
+
+    # -- the methods --------------------------------------------------------------------------------
+
+    async def _post(self, request: Request) -> Response:
+        if not _accepts(request, _JSON):
+            raise _Refuse(406, None, f"Accept must allow {_JSON}")
+        body = await self._read(request)
+        try:
+            message = parse_json(body)
+        except ValueError as exc:
+            raise _Refuse(400, PARSE_ERROR, f"parse error: {exc}") from None
+        if isinstance(message, list):
+            raise _Refuse(400, INVALID_REQUEST, "JSON-RPC batches are not part of MCP")
+        if not isinstance(message, dict):
+            raise _Refuse(400, INVALID_REQUEST, "a JSON-RPC message must be an object")
+        method = message.get("method")
+        rid = message.get("id")
+        is_request = isinstance(method, str) and isinstance(rid, int | str) and not isinstance(rid, bool)
+        stateless = _stateless(request, message)
+        if stateless:
+            session = await self._stateless_session()
+        elif is_request and method == "initialize":
+            session = await self._open(uuid.uuid4().hex)
+            assert session.id is not None
+            self.sessions[session.id] = session
+        else:
+            session = self._session(request, reply_id(message))
+        if not is_request:
+            await anyio.to_thread.run_sync(session.from_client, message)
+            return Response(status_code=202)
+        assert isinstance(rid, int | str)
+        waiting: asyncio.Queue[Message] = asyncio.Queue()
+        session.waiters[rid] = waiting
+        await anyio.to_thread.run_sync(session.from_client, message)
+        first = await waiting.get()
+        headers = {SESSION_HEADER: session.id} if method == "initialize" and session.id else {}
+        if _is_reply(first, rid):
+            session.waiters.pop(rid, None)
+            if method == "initialize" and "result" not in first:
+                await self._end(session)
+                headers = {}
+            status = 200
+            if stateless and isinstance(first.get("error"), dict):
+                status = STATELESS_ERROR_STATUS.get(first["error"].get("code"), 200)
+            return _json(first, status, headers)
+        if not _accepts(request, _SSE):
+            reply = first
+            while not _is_reply(reply, rid):
+                session.route(reply, None)
+                reply = await waiting.get()
+            session.waiters.pop(rid, None)
+            return _json(reply, headers=headers)
+        events = self._events(session, rid, first, waiting, stateless)
+        headers.update({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return StreamingResponse(events, media_type=_SSE, headers=headers)
+
+    async def _events(
+        self,
+        session: FrontSession,
+        rid: RequestId,
+        first: Message,
+        waiting: asyncio.Queue[Message],
+        stateless: bool,
+    ) -> AsyncIterator[bytes]:
+        answered = False
+        try:
+            message = first
+            while True:
+                yield sse_event(message)
+                if _is_reply(message, rid):
+                    answered = True
+                    return
+                message = await waiting.get()
+        finally:
+            session.waiters.pop(rid, None)
+            if stateless and not answered and not session.closed:
+                # Closing a stateless stream cancels its request (a listen stream, say).
+                cancel = notification(CANCELLED, {"requestId": rid})
+                session.loop.run_in_executor(None, session.from_client, cancel)
+
+    def _get(self, request: Request) -> Response:
+        if not _accepts(request, _SSE):
+            raise _Refuse(406, None, f"Accept must allow {_SSE}")
+        session = self._session(request)
+        if session.stream is not None:
+            raise _Refuse(409, None, "this session already has a GET stream")
+        stream: asyncio.Queue[Message | None] = asyncio.Queue()
+        while session.buffer:
+            stream.put_nowait(session.buffer.popleft())
+        session.stream = stream
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                while (message := await stream.get()) is not None:
+                    yield sse_event(message)
+            finally:
+                if session.stream is stream:
+                    session.stream = None
+
+        return StreamingResponse(events(), media_type=_SSE, headers={"Cache-Control": "no-cache"})
+
+    async def _delete(self, request: Request) -> Response:
+        session = self._session(request)
+        await self._end(session)
+        return Response(status_code=200)
+
+    def shutdown(self) -> list[dict[str, Any]]:
+        """Close every connection (their upstreams with them); the summaries of all of them."""
+        sessions = list(self.sessions.values()) + ([self._stateless] if self._stateless is not None else [])
+        self.sessions.clear()
+        self._stateless = None
+        for session in sessions:
+            if not session.closed and session.link is not None:
+                session.closed = True
+                self.summaries.append(session.link.close())
+        return self.summaries

@@ -1,0 +1,199 @@
+"""Putting a proxy together: the configuration, the trace file, and the two fronts' main loops."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from harness.errors import UserError
+from harness.proxy.core import DEFAULT_GRACE, DEFAULT_TIMEOUT, ProxyCore
+from harness.proxy.link import ClientSink, ProxyLink
+from harness.proxy.plan import Plan
+from harness.proxy.stdio import serve_proxy_stdio
+from harness.proxy.upstream import HTTPUpstream, StdioUpstream, Upstream
+
+log = logging.getLogger("harness.proxy")
+
+DRAIN_WITHOUT_TIMEOUT = 30.0
+"""Seconds the stdio front waits for answers after its stdin ends when requests have no time limit."""
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    """What ``harness proxy`` was asked to do: the upstream (a command or a URL) and the rules."""
+
+    command: tuple[str, ...] = ()
+    url: str | None = None
+    strategy: str = "is_error"
+    plan: Plan | None = None
+    seed: int = 0
+    timeout: float | None = DEFAULT_TIMEOUT
+    """Seconds an upstream request may take (and a ``timeout`` fault holds a call); None: no limit."""
+    grace: float = DEFAULT_GRACE
+
+    def __post_init__(self) -> None:
+        if bool(self.command) == (self.url is not None):
+            raise ValueError("give exactly one of command and url")
+
+    def upstream(self) -> Upstream:
+        if self.url is not None:
+            return HTTPUpstream(self.url, timeout=self.timeout or 0.0)
+        return StdioUpstream(self.command)
+
+
+class TraceFile:
+    """One JSONL file that every connection's core writes to, a line at a time."""
+
+    def __init__(self, stream: IO[bytes] | None) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+
+    def writer(self, session: int | None = None) -> Callable[[bytes], None] | None:
+        """A core's ``record``; with ``session``, each line says which connection it is from."""
+        if self.stream is None:
+            return None
+        tag = None if session is None else f',"session":{session}}}\n'.encode()
+
+        def write(line: bytes) -> None:
+            data = line if tag is None else line[:-2] + tag
+            with self._lock:
+                self.stream.write(data)  # type: ignore[union-attr]
+                self.stream.flush()  # type: ignore[union-attr]
+
+        return write
+
+
+def make_link(
+    config: ProxyConfig,
+    sink: ClientSink,
+    *,
+    trace: TraceFile,
+    warn: Callable[[str], None],
+    warned: set[str],
+    session: int | None = None,
+) -> ProxyLink:
+    """A connection: a fresh core (its own fault state and call counts) and a fresh upstream."""
+    core = ProxyCore(
+        strategy=config.strategy,
+        plan=config.plan,
+        seed=config.seed,
+        timeout=config.timeout,
+        grace=config.grace,
+        clock=time.monotonic,
+        record=trace.writer(session),
+        warned=warned,
+    )
+    return ProxyLink(core, config.upstream(), sink, warn)
+
+
+def run_stdio(
+    config: ProxyConfig, stdin: IO[bytes], stdout: IO[bytes], trace: TraceFile, warn: Callable[[str], None]
+) -> dict[str, Any]:
+    """The stdio front until the client closes stdin; the summary."""
+    from harness.protocol.errors import TransportError
+
+    warned: set[str] = set()
+    interrupt = None
+    if threading.current_thread() is threading.main_thread():
+        interrupt = signal.signal(signal.SIGTERM, _interrupt)  # end as on ^C: close and report
+    try:
+        return serve_proxy_stdio(
+            lambda sink: make_link(config, sink, trace=trace, warn=warn, warned=warned),
+            stdin,
+            stdout,
+            drain=DRAIN_WITHOUT_TIMEOUT if config.timeout is None else 2 * config.timeout + config.grace,
+        )
+    except TransportError as exc:
+        raise UserError(f"the upstream server did not start: {exc}") from None
+    finally:
+        if interrupt is not None:
+            signal.signal(signal.SIGTERM, interrupt)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def run_http(
+    config: ProxyConfig,
+    *,
+    host: str,
+    port: int,
+    trace: TraceFile,
+    warn: Callable[[str], None],
+    header_timeout: float | None = 10.0,
+    ready: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """The Streamable HTTP front until interrupted; the summary over every connection."""
+    import uvicorn
+
+    from harness.proxy.http import ProxyHTTP
+    from harness.transports.http import LOCAL_NAMES, bind_socket, h11_protocol
+
+    warned: set[str] = set()
+    names = set(LOCAL_NAMES)
+    if host not in ("0.0.0.0", "::"):
+        names.add(host.strip("[]"))
+    front = ProxyHTTP(
+        lambda sink, number: make_link(config, sink, trace=trace, warn=warn, warned=warned, session=number),
+        allowed_hosts=names,
+    )
+    try:
+        sock = bind_socket(host, port)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    actual = sock.getsockname()[1]
+    if ready is not None:
+        ready(actual)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            front.app,
+            http=h11_protocol(header_timeout),
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+            lifespan="off",
+        )
+    )
+    quiet = _quiet_signals()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        front.shutdown()
+        sock.close()
+        for sig, handler in quiet.items():
+            signal.signal(sig, handler)
+    return merge(front.summaries)
+
+
+def _quiet_signals() -> dict[int, Any]:
+    """Let SIGINT and SIGTERM end the HTTP front without ending the process.
+
+    uvicorn catches them to shut down gracefully, then raises them again once it is done,
+    which would end the process before the proxy closes its upstreams and reports. With a
+    handler of ours in place, what uvicorn raises again lands here and does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def merge(summaries: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Several connections' summaries as one (counts added up), with how many there were."""
+    total: dict[str, Any] = {"connections": 0, "requests": 0, "calls": 0}
+    counters: dict[str, Counter[str]] = {}
+    for summary in summaries:
+        total["connections"] += 1
+        total["requests"] += summary["requests"]
+        total["calls"] += summary["calls"]
+        for key, value in summary.items():
+            if isinstance(value, dict):
+                counters.setdefault(key, Counter()).update(value)
+    for key in ("faults", "rewrites", "events", "asks", "upstream"):
+        total[key] = dict(sorted(counters.get(key, Counter()).items()))
+    return total

@@ -1,0 +1,274 @@
+"""The real server behind the proxy: a process over stdio, or a Streamable HTTP endpoint.
+
+An upstream moves messages and reports trouble; it decides nothing. It is started with
+:class:`Handlers` (what to call when the server sends a message, writes something that is
+not JSON-RPC, goes away, or one request cannot be delivered) and then takes messages with
+:meth:`send`, which never blocks on the server: a stdio upstream writes from its own thread,
+an HTTP upstream posts each message on a thread of its own.
+
+* :class:`StdioUpstream` starts the command (its stderr goes on to the proxy's stderr, line
+  by line, and the last line is kept to say why it died). End of its stdout is
+  :attr:`Handlers.gone` with the exit code.
+* :class:`HTTPUpstream` drives a URL with :class:`~harness.transports.HTTPClientTransport`
+  (sessions, SSE answers, resumption, both eras), one POST per message; what arrives outside
+  a POST's answer (the GET stream, a listen stream) is collected every few milliseconds. A
+  request the server sends in the middle of a call waits for the client's answer, which
+  :meth:`HTTPUpstream.send` hands back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
+
+from harness.protocol.errors import INTERNAL_ERROR, TransportError
+from harness.protocol.messages import Message, RequestId, error_response, is_valid_id
+from harness.protocol.server import parse_json
+from harness.protocol.stateless import LISTEN
+
+POLL_SECONDS = 0.02
+"""How often an HTTP upstream collects what arrived outside a POST's answer."""
+
+
+@dataclass(frozen=True)
+class Handlers:
+    """What an upstream reports, each called from the upstream's own threads."""
+
+    message: Callable[[Any], None]
+    garbage: Callable[[bytes], None]
+    gone: Callable[[str], None]
+    failed: Callable[[RequestId, str], None]
+
+
+class Upstream(Protocol):
+    """The server behind the proxy."""
+
+    def start(self, handlers: Handlers) -> None: ...
+    def send(self, message: Message) -> None: ...
+    def kill(self) -> None: ...
+    def close(self) -> None: ...
+
+
+_STOP = object()
+
+
+class StdioUpstream:
+    """A server process: newline-delimited JSON-RPC on its stdin and stdout."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: IO[bytes] | None = None,
+    ) -> None:
+        if not command:
+            raise ValueError("StdioUpstream needs a command")
+        self.command = list(command)
+        self.env = env
+        self.cwd = cwd
+        self.stderr_sink = stderr
+        self.process: subprocess.Popen[bytes] | None = None
+        self.last_stderr = ""
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._closing = False
+
+    def start(self, handlers: Handlers) -> None:
+        """Start the command; TransportError if it cannot be started."""
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                cwd=self.cwd,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start {self.command[0]!r}: {exc.strerror or exc}") from None
+        for target, name in (
+            (lambda: self._read(handlers), "proxy-upstream-out"),
+            (self._read_stderr, "proxy-upstream-err"),
+            (self._write, "proxy-upstream-in"),
+        ):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _read(self, handlers: Handlers) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        for raw in self.process.stdout:
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                message = parse_json(line)
+            except ValueError:
+                handlers.garbage(line)
+                continue
+            handlers.message(message)
+        if self._closing:
+            return
+        try:
+            code = self.process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            handlers.gone("closed its output")
+            return
+        tail = f": {self.last_stderr}" if self.last_stderr else ""
+        handlers.gone(f"exited with code {code}{tail}")
+
+    def _read_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        sink = self.stderr_sink if self.stderr_sink is not None else sys.stderr.buffer
+        for raw in self.process.stderr:
+            self.last_stderr = raw.decode("utf-8", "replace").strip() or self.last_stderr
+            with contextlib.suppress(OSError, ValueError):
+                sink.write(raw)
+                sink.flush()
+
+    def _write(self) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        stdin = self.process.stdin
+        while (data := self._queue.get()) is not _STOP:
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                continue  # the reader reports the death
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
+
+    def send(self, message: Message) -> None:
+        self._queue.put(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+
+    def kill(self) -> None:
+        """End the process at once, as a crash would."""
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+
+    def close(self) -> None:
+        """Close its stdin, give it two seconds to exit, then terminate and kill."""
+        self._closing = True
+        self._queue.put(_STOP)
+        process = self.process
+        if process is None:
+            return
+        try:
+            process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for thread in self._threads:
+            thread.join(timeout=2.0)
+        for pipe in (process.stdout, process.stderr, process.stdin):
+            if pipe is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    pipe.close()
+
+
+class HTTPUpstream:
+    """A Streamable HTTP server at ``url`` (a new MCP session per proxied connection)."""
+
+    def __init__(self, url: str, *, timeout: float = 30.0, headers: dict[str, str] | None = None) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.headers = headers
+        self.transport: Any = None
+        self._handlers: Handlers | None = None
+        self._waiting: dict[RequestId, Future[Message]] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self, handlers: Handlers) -> None:
+        from harness.transports.http_client import HTTPClientTransport
+
+        self._handlers = handlers
+        self.transport = HTTPClientTransport(self.url, timeout=self.timeout or 3600.0, headers=self.headers)
+        self.transport.on_request = self._server_request
+        poller = threading.Thread(target=self._poll, name="proxy-upstream-poll", daemon=True)
+        poller.start()
+        self._threads.append(poller)
+
+    def _poll(self) -> None:
+        while not self._closed.wait(POLL_SECONDS):
+            self._drain()
+
+    def _drain(self) -> None:
+        assert self._handlers is not None
+        with self._lock:  # one drain at a time keeps the order the server sent
+            for note in self.transport.take_notifications():
+                self._handlers.message(note)
+
+    def _server_request(self, request: Message) -> Message:
+        """A request the server sent mid-stream: the client answers it through the proxy."""
+        assert self._handlers is not None
+        rid = request.get("id")
+        if not isinstance(rid, int | str) or isinstance(rid, bool):
+            return error_response(None, INTERNAL_ERROR, "a request without a valid id")
+        future: Future[Message] = Future()
+        self._waiting[rid] = future
+        self._drain()
+        self._handlers.message(request)
+        try:
+            return future.result(timeout=self.timeout or None)
+        except FutureTimeout:
+            return error_response(rid, INTERNAL_ERROR, "the client did not answer through the proxy in time")
+        finally:
+            self._waiting.pop(rid, None)
+
+    def send(self, message: Message) -> None:
+        if "method" not in message:
+            rid = message.get("id")
+            future = self._waiting.get(rid) if isinstance(rid, int | str) else None
+            if future is not None and not future.done():
+                future.set_result(message)
+            return
+        thread = threading.Thread(target=self._post, args=(message,), name="proxy-upstream-post", daemon=True)
+        thread.start()
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+
+    def _post(self, message: Message) -> None:
+        assert self._handlers is not None
+        try:
+            if message.get("method") == LISTEN and "id" in message:
+                self.transport.post(message)
+                return
+            reply = self.transport.send(message)
+        except TransportError as exc:
+            if not self._closed.is_set() and is_valid_id(message.get("id")):
+                self._handlers.failed(message["id"], str(exc))
+            return
+        self._drain()
+        if reply is not None:
+            self._handlers.message(reply)
+
+    def kill(self) -> None:
+        """As a crash would: the session is dropped without a word."""
+        self._closed.set()
+
+    def close(self) -> None:
+        self._closed.set()
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_result(error_response(None, INTERNAL_ERROR, "the proxy is closing"))
+        if self.transport is not None:
+            self.transport.close()
+        for thread in self._threads:
+            thread.join(timeout=1.0)
