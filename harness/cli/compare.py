@@ -180,7 +180,8 @@ _INTERVAL = re.compile(r"\[[^\]]*, [^\]]*\]")
     default="scenario",
     show_default=True,
     help="Unit of inference of pooled rows: scenario (t interval over scenarios, paired within "
-    "scenario; Wilcoxon/sign test across scenarios) or session (bootstrap over sessions; McNemar).",
+    "scenario, and its own t test; Wilcoxon's in p_wilcoxon) or session (bootstrap over sessions; "
+    "McNemar).",
 )
 @click.option(
     "--adjust",

@@ -45,30 +45,74 @@ def _intervals(value: pd.Series, lo: pd.Series, hi: pd.Series) -> list[str]:
     return [_ci(*r) for r in zip(value, lo, hi, strict=True)]
 
 
-def shown_shares(shares: pd.DataFrame, baseline: str = "is_error") -> pd.DataFrame:
-    """The shares table as printed: counts with percentages, the mean Δ with its interval."""
-    total = shares["scenarios"]
+def _signs(frame: pd.DataFrame, baseline: str, min_effect: float) -> dict[str, list[str]]:
+    total = frame["scenarios"]
+    return {
+        f"help ({baseline} better by ≥ {min_effect:g})": _counts(frame["help"], total),
+        f"no difference (−{min_effect:g} < Δ < +{min_effect:g})": _counts(frame["none"], total),
+        f"hurt (worse by ≥ {min_effect:g})": _counts(frame["hurt"], total),
+    }
+
+
+def shown_shares(
+    shares: pd.DataFrame, baseline: str = "is_error", min_effect: float | None = None
+) -> pd.DataFrame:
+    """The shares table as printed: the mean Δ with its interval and test first (the headline),
+    then the scenarios counted against the minimum effect."""
+    fallback = float(shares["min_effect"].iloc[0]) if len(shares) else 0.1
+    m = min_effect if min_effect is not None else fallback
     return pd.DataFrame(
         {
             "agent": shares["agent"],
             "strategy": shares["against"],
-            "n": total,
-            f"help ({baseline} better)": _counts(shares["help"], total),
-            "no difference": _counts(shares["none"], total),
-            "hurt": _counts(shares["hurt"], total),
+            "n": shares["scenarios"],
             f"mean Δ (strategy − {baseline}) [95% CI]": _intervals(
                 shares["mean_effect"], shares["lo"], shares["hi"]
             ),
             "test": shares["test"],
             "p adj": [_p(v) for v in shares["p_adj"]],
+            **_signs(shares, baseline, m),
         }
     )
+
+
+def shown_groups(table: pd.DataFrame, baseline: str, min_effect: float) -> pd.DataFrame:
+    """A per-family or per-value table as printed (:func:`harness.report.effects.group_table`,
+    :func:`~harness.report.effects.value_table`)."""
+    out = pd.DataFrame(
+        {
+            "agent": table["agent"],
+            "strategy": table["against"],
+            str(table["by"].iloc[0]) if len(table) and table["by"].nunique() == 1 else "by": table["group"],
+            "n": table["scenarios"],
+            f"mean Δ (strategy − {baseline}) [95% CI]": _intervals(
+                table["mean_effect"], table["lo"], table["hi"]
+            ),
+            "p adj": [_p(v) for v in table["p_adj"]],
+            **_signs(table, baseline, min_effect),
+        }
+    )
+    if "vs_reference" in table.columns and len(table):
+        ref = str(table["reference"].iloc[0])
+        out[f"Δ − Δ at {ref}, paired [95% CI]"] = [
+            "–" if g == r else _ci(v, lo, hi)
+            for g, r, v, lo, hi in zip(
+                table["group"],
+                table["reference"],
+                table["vs_reference"],
+                table["vs_lo"],
+                table["vs_hi"],
+                strict=True,
+            )
+        ]
+        out["p adj (paired)"] = [_p(v) for v in table["p_vs_adj"]]
+    return out
 
 
 def shown_features(table: pd.DataFrame, top: int) -> pd.DataFrame:
     """The feature table as printed: the ``top`` rows by p of each agent and other strategy."""
     head = table.groupby(["agent", "against"], sort=True).head(top) if top else table
-    return pd.DataFrame(
+    out = pd.DataFrame(
         {
             "agent": head["agent"],
             "strategy": head["against"],
@@ -76,11 +120,18 @@ def shown_features(table: pd.DataFrame, top: int) -> pd.DataFrame:
             "n": [f"{a}/{b}" for a, b in zip(head["n_with"], head["n_without"], strict=True)],
             "help with/without": _pairs(head["help_with"], head["help_without"]),
             "hurt with/without": _pairs(head["hurt_with"], head["hurt_without"]),
-            "mean Δ with − without [95% CI]": _intervals(head["difference"], head["lo"], head["hi"]),
-            "p": [_p(v) for v in head["p"]],
+            "mean Δ with − without [95% CI]": [
+                _ci(v, lo, hi) if not math.isnan(lo) else f"{v:+.2f} [no interval]"
+                for v, lo, hi in zip(head["difference"], head["lo"], head["hi"], strict=True)
+            ],
+            "p (permutation)": [_p(v) for v in head["p"]],
             "p adj": [_p(v) for v in head["p_adj"]],
+            "p (Mann-Whitney)": [_p(v) for v in head["p_mannwhitney"]],
         }
     )
+    if head["note"].astype(bool).any():
+        out["note"] = [n or "" for n in head["note"]]
+    return out
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -101,6 +152,11 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     "--adjust", type=click.Choice(ADJUSTMENTS), default="holm", show_default=True, help="p-value adjustment."
 )
 @click.option(
+    "--min-effect", type=click.FloatRange(min=0.0, max=1.0), default=0.1, show_default=True,
+    help="A scenario counts as helped (hurt) when its Δ is at most minus (at least) this; 0 counts "
+    "any difference.",
+)  # fmt: skip
+@click.option(
     "--top", type=click.IntRange(min=0), default=8, show_default=True,
     help="Feature rows shown per agent and strategy, smallest p first (0: all; json has all).",
 )  # fmt: skip
@@ -117,23 +173,41 @@ def command(
     against: str | None,
     baseline: str,
     adjust: str,
+    min_effect: float,
     top: int,
     min_group: int,
     fmt: str,
     plot: Path | None,
 ) -> None:
-    """Per agent: in how many scenarios readable errors help, make no difference, or hurt; and which
+    """Per agent: the mean effect of readable errors over scenarios, in how many scenarios they
+    help, make no difference, or hurt; the effect per family and per swept value; and which
     scenario features (fault kinds, message qualities, alternatives, tool-list changes, budget,
-    family, swept parameters) go with the sign.
+    family) go with the sign.
 
     The effect in a scenario is Δ = success under the other strategy minus success under
-    --baseline, paired on seeds (the sign of compare's Δ); readable errors help where Δ < 0.
-    Shares are counted; the mean Δ has a t interval over scenarios and a signed-rank test; each
-    feature compares scenarios with it against those without (Welch interval, Mann-Whitney p),
-    one feature at a time. p-values adjusted over each table.
+    --baseline, paired on seeds, averaged over the scenario's seeds and swept values (the sign of
+    compare's Δ); the scenario is the unit, a swept value a factor within it. The headline is
+    the mean Δ with a t interval over scenarios and its t test; a scenario counts as helped
+    when Δ <= -MIN_EFFECT and hurt when Δ >= +MIN_EFFECT. Each feature compares scenarios with
+    it against those without (a permutation test and the interval that inverts it; Mann-Whitney
+    beside it), one feature at a time. A warning says when the sign differs across families or
+    swept values. p-values adjusted over each table.
     """
     from harness.batch.results import ResultsDir, load_run
-    from harness.report.effects import AGAINST, effect_shares, feature_table, run_features, scenario_effects
+    from harness.report.effects import (
+        AGAINST,
+        UNIT_COLUMNS,
+        effect_shares,
+        feature_table,
+        group_table,
+        per_scenario_effects,
+        run_features,
+        scenario_effects,
+        scenario_families,
+        seeds_label,
+        sign_warnings,
+        value_table,
+    )
 
     df, state = load_run(directory)
     if df.empty:
@@ -168,31 +242,65 @@ def command(
     sources: dict[str, str] = {}
     if directory.is_dir():
         sources = dict(ResultsDir.open(directory).manifest.get("scenario_sources", {}))
-    effects = scenario_effects(df, baseline=baseline, against=others)
-    features = run_features(sorted(set(effects["scenario"])), sources)
-    shares = effect_shares(effects, adjust=adjust)
-    table = feature_table(effects, features, adjust=adjust, min_group=min_group)
+    effects = scenario_effects(df, baseline=baseline, against=others, min_effect=min_effect)
+    per = per_scenario_effects(effects, min_effect=min_effect)
+    names = sorted(set(per["scenario"]))
+    features = run_features(names, sources)
+    shares = effect_shares(per, adjust=adjust, min_effect=min_effect)
+    table = feature_table(per, features, adjust=adjust, min_group=min_group, min_effect=min_effect)
+    families = scenario_families(names, sources)
+    by_family = group_table(per, families, by="family", adjust=adjust, min_effect=min_effect)
+    by_value = value_table(effects, adjust=adjust, min_effect=min_effect)
+    warnings = [*sign_warnings(by_family), *sign_warnings(by_value)]
+    seeds_min = int(per["seeds_min"].min()) if len(per) else 0
+    seeds_max = int(per["seeds_max"].max()) if len(per) else 0
+    seeds = seeds_label(seeds_min, seeds_max)
+    factors = [c for c in effects.columns if c not in {"agent", *UNIT_COLUMNS}]
     warning = state.warning(str(directory))
     if warning:
         click.echo(f"harness: warning: {warning}", err=True)
     if fmt == "json":
         doc = {"source": str(directory), **state.to_json(), "baseline": baseline, "against": others,
-               "adjust": adjust, "unit": "scenario", "shares": _records(shares), "features": _records(table),
+               "adjust": adjust, "unit": "scenario", "n_clusters": len(names),
+               "seeds": seeds_min if seeds_min == seeds_max else seeds, "seeds_min": seeds_min,
+               "seeds_max": seeds_max, "min_effect": min_effect, "factors": factors,
+               "shares": _records(shares), "families": _records(by_family), "values": _records(by_value),
+               "warnings": warnings, "features": _records(table), "scenarios": _records(per),
                "effects": _records(effects)}  # fmt: skip
         click.echo(json.dumps(doc, default=str))
     else:
-        title = (f"effect of readable errors per scenario ({directory}): Δ = success under the "
-                 f"strategy − under {baseline}, paired on seeds; help: Δ < 0; unit: scenario; "
-                 f"p adjusted: {adjust}")  # fmt: skip
-        ftitle = (f"scenario features and the effect's sign (top {top} by p per row group; "
-                  f"tested when >= {min_group} scenarios with and without)")  # fmt: skip
+        over = f"its {seeds} seeds" + (f" and its values of {', '.join(factors)}" if factors else "")
+        title = (f"effect of readable errors per scenario ({directory}): {len(names)} scenarios, "
+                 f"{seeds} seeds per scenario{' and value' if factors else ''}; Δ = success under the "
+                 f"strategy − under "
+                 f"{baseline}, paired on seeds, a scenario's Δ the mean over {over}; mean Δ over scenarios "
+                 f"with a t interval and t test; help: Δ ≤ −{min_effect:g}, hurt: Δ ≥ +{min_effect:g} "
+                 f"(--min-effect); unit: scenario; p adjusted: {adjust}")  # fmt: skip
+        ftitle = (f"scenario features and the effect (top {top} by p per row group; tested when >= "
+                  f"{min_group} scenarios with and without; permutation test and its interval)")  # fmt: skip
+        parts: list[tuple[str, pd.DataFrame]] = [(title, shown_shares(shares, baseline, min_effect))]
+        if by_family["group"].nunique() > 1:
+            parts.append(("per family (scenarios sampled from each; t interval over them)",
+                          shown_groups(by_family, baseline, min_effect)))  # fmt: skip
+        for factor in dict.fromkeys(by_value["by"]):
+            sub = by_value[by_value["by"] == factor].reset_index(drop=True)
+            parts.append((f"per value of {factor} (a factor within each scenario: every row over the same "
+                          f"scenarios, compared paired with the first value)",
+                          shown_groups(sub, baseline, min_effect)))  # fmt: skip
         if fmt == "markdown":
             from harness.report.stats import to_markdown
 
-            click.echo(f"{title}\n\n{to_markdown(shown_shares(shares, baseline))}\n\n{ftitle}\n\n")
+            for head, frame in parts:
+                click.echo(f"{head}\n\n{to_markdown(frame)}\n")
+            for line in warnings:
+                click.echo(f"> **Warning:** {line}\n")
+            click.echo(f"{ftitle}\n\n")
             click.echo(to_markdown(shown_features(table, top)))
         else:
-            print_table(shown_shares(shares, baseline), title=title)
+            for head, frame in parts:
+                print_table(frame, title=head)
+            for line in warnings:
+                click.echo(click.style(f"warning: {line}", fg="yellow", bold=True))
             if table.empty:
                 click.echo("no agent's effect differs between scenarios: no feature to test")
             else:
@@ -202,7 +310,7 @@ def command(
 
         from harness.report.plots import effects_figure
 
-        fig = effects_figure(effects, table, run=directory.name or str(directory))
+        fig = effects_figure(per, table, run=directory.name or str(directory))
         try:
             fig.savefig(plot, dpi=110)
         except OSError as exc:

@@ -11,6 +11,15 @@ as a test; the figures in ``docs/results.md`` come from::
     python -m harness.report.calibration --scenarios 15 30 --repetitions 4000
 
 which prints one line per number of scenarios (about a minute on one core).
+
+A second null (:func:`skewed_null_pairs`) has a true mean difference of 0 but a skewed spread of
+per-scenario effects, as the study's is: a large effect in a few scenarios, a small one the other
+way in many. There Wilcoxon's signed-rank test, whose null is symmetry about 0, rejects more often
+the more scenarios there are, while the t test of :func:`~harness.report.inference.scenario_difference`
+(the interval's own) keeps its level. :func:`skewed_coverage` counts both, and the coverage of the
+interval; ``--skewed`` prints them::
+
+    python -m harness.report.calibration --skewed --scenarios 15 30 200 --repetitions 2000
 """
 
 from __future__ import annotations
@@ -22,7 +31,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from harness.report.inference import cluster_bootstrap, difference_interval, per_scenario_pairs
+from harness.report.inference import (
+    cluster_bootstrap,
+    difference_interval,
+    paired_summary,
+    per_scenario_pairs,
+)
 
 UNITS_SHOWN = ("scenario", "session", "scenario-percentile")
 
@@ -87,6 +101,75 @@ def coverage(
     return {unit: hits / repetitions for unit, hits in covered.items()}
 
 
+HELP_SHARE = 0.3
+HELP_EFFECT = -0.4
+"""The skewed null's default: 30 % of scenarios have effect -0.4, the rest +0.4 * 0.3 / 0.7."""
+
+
+def skewed_null_pairs(
+    rng: np.random.Generator,
+    scenarios: int = 30,
+    seeds: int = 5,
+    *,
+    help_share: float = HELP_SHARE,
+    help_effect: float = HELP_EFFECT,
+) -> pd.DataFrame:
+    """One study whose per-scenario effects have mean 0 and a skewed distribution.
+
+    Each scenario is, with probability ``help_share``, one where readable errors help: its true
+    paired difference (collapse − is_error) is ``help_effect``; otherwise it is one where they
+    hurt a little, by −help_effect · help_share / (1 − help_share), so that the mean over
+    scenarios is exactly 0 (defaults: −0.4 in 30 % of scenarios, +0.17 in 70 %: skewness about
+    −0.9). is_error succeeds with a probability p drawn uniformly where both p and p + effect
+    lie in [0, 1]; a seed draws one uniform u and each strategy succeeds when u is below its
+    probability, so the two disagree only as the effect requires and always the same way (a
+    scenario's seeds share its fault schedule). Returns ``scenario``, ``other``, ``base``, as
+    :func:`synthetic_pairs`.
+    """
+    small = -help_effect * help_share / (1 - help_share)
+    helps = rng.random(scenarios) < help_share
+    effect = np.where(helps, help_effect, small)
+    low = np.maximum(0.0, -effect)
+    high = np.minimum(1.0, 1.0 - effect)
+    p = low + (high - low) * rng.random(scenarios)
+    u = rng.random((scenarios, seeds))
+    base = u < p[:, None]
+    other = u < (p + effect)[:, None]
+    scen = np.repeat(np.arange(scenarios), seeds)
+    return pd.DataFrame(
+        {"scenario": [f"s{j:03d}" for j in scen], "other": other.ravel(), "base": base.ravel()}
+    )
+
+
+def skewed_coverage(
+    repetitions: int,
+    seed: int,
+    *,
+    scenarios: int = 30,
+    seeds: int = 5,
+    help_share: float = HELP_SHARE,
+    help_effect: float = HELP_EFFECT,
+) -> dict[str, float]:
+    """On :func:`skewed_null_pairs` studies: the share whose 95 % interval over scenarios covers 0
+    (``coverage``), whose primary test rejects at 0.05 (``t``:
+    :func:`~harness.report.inference.paired_summary`'s ``p``, the t test, or the score test where
+    the interval is Tango's) and whose Wilcoxon
+    (or sign) test does (``wilcoxon``: its ``p_wilcoxon``)."""
+    rng = np.random.default_rng(seed)
+    covered = rejected = rank_rejected = 0
+    for rep in range(repetitions):
+        pairs = skewed_null_pairs(rng, scenarios, seeds, help_share=help_share, help_effect=help_effect)
+        row = paired_summary(pairs, unit="scenario", rng=np.random.default_rng(rep))
+        covered += row["diff_lo"] <= 0.0 <= row["diff_hi"]
+        rejected += row["p"] < 0.05
+        rank_rejected += row["p_wilcoxon"] < 0.05
+    return {
+        "coverage": covered / repetitions,
+        "t": rejected / repetitions,
+        "wilcoxon": rank_rejected / repetitions,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the coverage of each interval for each number of scenarios asked for."""
     parser = argparse.ArgumentParser(prog="python -m harness.report.calibration", description=__doc__)
@@ -95,7 +178,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repetitions", type=int, default=4000, help="synthetic studies per line")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples per interval")
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument(
+        "--skewed", action="store_true",
+        help="the skewed null instead: coverage of the interval and rejection by the t and Wilcoxon tests",
+    )  # fmt: skip
+    parser.add_argument(
+        "--help-share", type=float, default=HELP_SHARE, help="--skewed: share of helped scenarios"
+    )
+    parser.add_argument("--help-effect", type=float, default=HELP_EFFECT, help="--skewed: their effect")
     args = parser.parse_args(argv)
+    if args.skewed:
+        small = -args.help_effect * args.help_share / (1 - args.help_share)
+        print(f"skewed null: effect {args.help_effect:+g} in {args.help_share:.0%} of scenarios, "
+              f"{small:+.3f} in the rest (mean 0); {args.repetitions} studies per line")  # fmt: skip
+        for m in args.scenarios:
+            start = time.perf_counter()
+            got = skewed_coverage(args.repetitions, args.seed, scenarios=m, seeds=args.seeds,
+                                  help_share=args.help_share, help_effect=args.help_effect)  # fmt: skip
+            print(f"{m} scenarios x {args.seeds} seeds: interval covers 0 in {got['coverage']:.3f}, t test "
+                  f"rejects {got['t']:.3f}, Wilcoxon rejects {got['wilcoxon']:.3f} "
+                  f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+        return 0
     print(f"coverage of 0 by the 95% interval of a null paired difference, {args.repetitions} studies")
     for m in args.scenarios:
         start = time.perf_counter()

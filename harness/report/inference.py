@@ -35,10 +35,16 @@ interval: 15 of 15 scenarios succeeding gives [0.78, 1.00]; and one whose scenar
 the same rate strictly between (each succeeds in 2 of its 4 seeds), where the scenarios show no
 spread to estimate from, the exact interval over its sessions.
 
-The test of a paired difference across scenarios is Wilcoxon's signed-rank test over the
-per-scenario mean differences (a sign test when fewer than :data:`MIN_WILCOXON` scenarios
-differ); within one scenario, or at ``unit="session"``, it is McNemar's exact test over the
-pairs. The p-values of one table are adjusted together (Holm, Benjamini--Hochberg, or none).
+The test of a paired difference across scenarios comes from the same model as its interval
+(:func:`scenario_difference`): the t test of the same ratio with the same cluster-robust
+standard error and t(m - 1), so the interval excludes 0 exactly when p < 1 - confidence; where
+the interval falls back to Tango's (every scenario with the same difference), the score test
+that Tango's interval inverts. Wilcoxon's signed-rank test over the per-scenario mean
+differences (a sign test when fewer than :data:`MIN_WILCOXON` scenarios differ) stays beside it
+as a secondary p (``p_wilcoxon``): it tests symmetry about 0, not a zero mean, and under a
+skewed effect with zero mean it rejects more often the more scenarios there are. Within one
+scenario, or at ``unit="session"``, the test is McNemar's exact test over the pairs. The
+p-values of one table are adjusted together (Holm, Benjamini--Hochberg, or none).
 
 Every resampling draws from a Generator seeded by ``seed`` and the row's key (:func:`rng_for`),
 over sessions in key order, so the same rows in any order give the same intervals, and a
@@ -252,6 +258,17 @@ def cluster_t_interval(
     it is the one-sample t interval of the per-cluster ratios. Every ``den`` must be positive;
     fewer than two clusters give NaNs (there is no spread to estimate from).
     """
+    point, se, m = _cluster_se(num, den)
+    if m < 2:
+        return (math.nan, math.nan)
+    half = float(stats.t.ppf(0.5 + confidence / 2, m - 1)) * se
+    return (max(bounds[0], point - half), min(bounds[1], point + half))
+
+
+def _cluster_se(
+    num: Sequence[float] | FloatArray, den: Sequence[float] | FloatArray
+) -> tuple[float, float, int]:
+    """(ratio of sums, its cluster-robust standard error, clusters): :func:`cluster_t_interval`'s model."""
     top = np.asarray(num, dtype=float)
     bottom = np.asarray(den, dtype=float)
     if len(top) != len(bottom):
@@ -260,16 +277,49 @@ def cluster_t_interval(
         raise ValueError("every cluster needs a positive denominator")
     m = len(top)
     if m < 2:
-        return (math.nan, math.nan)
+        return (math.nan, math.nan, m)
     point = float(top.sum() / bottom.sum())
     resid = top - point * bottom
     se = math.sqrt(m / (m - 1) * float(np.sum(resid**2))) / float(bottom.sum())
-    half = float(stats.t.ppf(0.5 + confidence / 2, m - 1)) * se
-    return (max(bounds[0], point - half), min(bounds[1], point + half))
+    return (point, se, m)
+
+
+def cluster_t_test(num: Sequence[float] | FloatArray, den: Sequence[float] | FloatArray) -> float:
+    """Two-sided p of the t test that sum(num) / sum(den) is 0, in :func:`cluster_t_interval`'s model.
+
+    t = R / se with the same ratio R, the same cluster-robust standard error and t(m - 1), so the
+    interval at confidence c excludes 0 exactly when p < 1 - c. With equal cluster sizes it is
+    the one-sample t test of the per-cluster ratios (scipy's ``ttest_1samp``). Fewer than two
+    clusters give NaN; no spread at all (every cluster's ratio the same) gives 1 for a ratio of
+    0 and 0 otherwise (callers with such clusters use :func:`score_test` instead).
+    """
+    point, se, m = _cluster_se(num, den)
+    if m < 2:
+        return math.nan
+    if se == 0:
+        return 1.0 if point == 0 else 0.0
+    return float(2 * stats.t.sf(abs(point) / se, m - 1))
+
+
+def score_test(base_only: int, other_only: int) -> float:
+    """Two-sided p of the score test of no paired difference: McNemar's uncorrected chi-square.
+
+    The test that Tango's interval (:func:`paired_difference_interval`) inverts at 0: the
+    interval excludes 0 exactly when this p is below 1 - confidence. No discordant pair: 1.
+    """
+    b, c = int(base_only), int(other_only)
+    if b + c == 0:
+        return 1.0
+    return float(stats.chi2.sf((c - b) ** 2 / (b + c), 1))
 
 
 def scenario_test(differences: Sequence[float] | FloatArray) -> tuple[str, float]:
-    """Two-sided test that per-scenario mean differences centre on 0: (test name, p).
+    """Wilcoxon's (or the sign) test that per-scenario differences are symmetric about 0: (name, p).
+
+    The secondary test across scenarios (``p_wilcoxon``); the primary one is the t test of
+    :func:`scenario_difference`, which matches the interval. Wilcoxon's null is symmetry: a
+    skewed distribution of effects with mean 0 (a large effect in a few scenarios, a small one
+    the other way in many) is rejected more often the more scenarios there are.
 
     Scenarios with no difference are dropped (Wilcoxon's "wilcox" zero method; a sign test has
     nothing to say about them either). With :data:`MIN_WILCOXON` or more non-zero differences,
@@ -361,7 +411,6 @@ def _difference_over(
     of a zero-width interval (15 scenarios without a discordant pair give [-0.20, 0.20]); the
     same difference strictly between gets Tango's interval over the pairs.
     """
-    deltas = per["delta"].to_numpy(dtype=float)
     if unit == "session":
         if np.ptp(diff) == 0:
             n = len(diff)
@@ -371,17 +420,55 @@ def _difference_over(
             diff, np.ones_like(diff), rng=rng, n_resamples=n_resamples, confidence=confidence
         )
         return lo, hi, "session-bootstrap"
-    if np.ptp(deltas) == 0:
-        m = len(deltas)
+    found = scenario_difference(per, confidence=confidence, wilcoxon=False)
+    return found["diff_lo"], found["diff_hi"], found["diff_ci_method"]
+
+
+def scenario_difference(
+    per: pd.DataFrame, *, confidence: float = CONFIDENCE, equal_weights: bool = False, wilcoxon: bool = True
+) -> dict[str, Any]:
+    """The paired difference across scenarios: its interval and its test, from one model.
+
+    ``per`` has one row per scenario with ``pairs``, ``base_only``, ``other_only``, ``net`` and
+    ``delta`` (:func:`per_scenario_pairs`). The estimate is the ratio of sums Σnet / Σpairs (a
+    scenario weighs by its pairs) or, with ``equal_weights``, the mean of the deltas (every
+    scenario weighs the same). Keys:
+
+    * ``diff_lo``, ``diff_hi``, ``diff_ci_method``: :func:`cluster_t_interval` (``cluster-t``);
+      when every scenario has the same difference -1, 0 or 1, Tango's interval with each
+      scenario one pair (``tango-scenarios``), and the same difference strictly between,
+      Tango's interval over the pairs (``tango``): the scenarios show no spread to build a t
+      interval from;
+    * ``test``, ``p``: the interval's own test: ``t`` (:func:`cluster_t_test`, the same ratio,
+      standard error and t(m - 1)) with ``cluster-t``, ``score`` (:func:`score_test`, the test
+      Tango's interval inverts, on the same counts) with either Tango interval. So the interval
+      excludes 0 exactly when p < 1 - ``confidence``;
+    * ``rank_test``, ``p_wilcoxon``: the secondary test of symmetry about 0, Wilcoxon's
+      signed rank (or the sign test), :func:`scenario_test` (``""`` and NaN unless ``wilcoxon``).
+    """
+    deltas = per["delta"].to_numpy(dtype=float)
+    m = len(deltas)
+    out: dict[str, Any] = {}
+    if m and np.ptp(deltas) == 0:
         if deltas[0] in (-1.0, 0.0, 1.0):
-            lo, hi = paired_difference_interval(m * (deltas[0] < 0), m * (deltas[0] > 0), m, confidence)
-            return lo, hi, "tango-scenarios"
-        b, c, n = int(per["base_only"].sum()), int(per["other_only"].sum()), int(per["pairs"].sum())
-        lo, hi = paired_difference_interval(b, c, n, confidence)
-        return lo, hi, "tango"
-    net, pairs = per["net"].to_numpy(dtype=float), per["pairs"].to_numpy(dtype=float)
-    lo, hi = cluster_t_interval(net, pairs, confidence=confidence, bounds=(-1.0, 1.0))
-    return lo, hi, "cluster-t"
+            b, c, n = m * int(deltas[0] < 0), m * int(deltas[0] > 0), m
+            method = "tango-scenarios"
+        else:
+            b, c, n = int(per["base_only"].sum()), int(per["other_only"].sum()), int(per["pairs"].sum())
+            method = "tango"
+        out["diff_lo"], out["diff_hi"] = paired_difference_interval(b, c, n, confidence)
+        out["diff_ci_method"], out["test"], out["p"] = method, "score", score_test(b, c)
+    else:
+        if equal_weights:
+            num, den = deltas, np.ones_like(deltas)
+        else:
+            num, den = per["net"].to_numpy(dtype=float), per["pairs"].to_numpy(dtype=float)
+        out["diff_lo"], out["diff_hi"] = cluster_t_interval(
+            num, den, confidence=confidence, bounds=(-1.0, 1.0)
+        )
+        out["diff_ci_method"], out["test"], out["p"] = "cluster-t", "t", cluster_t_test(num, den)
+    out["rank_test"], out["p_wilcoxon"] = scenario_test(deltas) if wilcoxon else ("", math.nan)
+    return out
 
 
 def success_summary(
@@ -498,7 +585,8 @@ def per_scenario_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
 EMPTY_PAIRED: dict[str, Any] = {
     "n_pairs": 0, "success_diff": math.nan, "diff_lo": math.nan, "diff_hi": math.nan,
     "diff_ci_method": "", "mcnemar_b": 0, "mcnemar_c": 0, "mcnemar_p": math.nan,
-    "n_favour_base": 0, "n_tie": 0, "n_favour_other": 0, "test": "", "p": math.nan,
+    "n_favour_base": 0, "n_tie": 0, "n_favour_other": 0, "rank_test": "", "p_wilcoxon": math.nan,
+    "test": "", "p": math.nan,
 }  # fmt: skip
 """The paired columns of a row with nothing to pair (the baseline's own row)."""
 
@@ -546,9 +634,12 @@ def paired_summary(
     (``tango-scenarios``), and when every scenario has the same difference strictly between,
     Tango's interval over the pairs (``tango``); ``diff_ci_method`` names it.
     ``n_favour_base``, ``n_tie``, ``n_favour_other`` count scenarios whose mean difference is
-    negative, zero, positive. ``test`` and ``p``: ``wilcoxon`` or ``sign`` across scenarios (unit
-    "scenario", two or more scenarios), else McNemar's exact test over the pairs (``mcnemar``).
-    ``mcnemar_b``/``mcnemar_c``/``mcnemar_p`` are kept for every unit (pairs, not scenarios).
+    negative, zero, positive. ``test`` and ``p``: across scenarios (unit "scenario", two or more
+    scenarios) the interval's own test, ``t`` with ``cluster-t`` and ``score`` with Tango's
+    (:func:`scenario_difference`), with Wilcoxon's signed-rank (or the sign) test beside it in
+    ``rank_test``/``p_wilcoxon``; else McNemar's exact test over the pairs (``mcnemar``; no
+    ``p_wilcoxon``). ``mcnemar_b``/``mcnemar_c``/``mcnemar_p`` are kept for every unit (pairs,
+    not scenarios).
     """
     check_unit(unit)
     if pairs.empty:
@@ -568,13 +659,14 @@ def paired_summary(
         "n_tie": int((per["delta"] == 0).sum()),
         "n_favour_other": int((per["delta"] > 0).sum()),
     }
-    out["diff_lo"], out["diff_hi"], out["diff_ci_method"] = difference_interval(
-        pairs, unit=unit, rng=rng, n_resamples=n_resamples, confidence=confidence, per=per
-    )
     if unit == "scenario" and len(per) > 1:
-        out["test"], out["p"] = scenario_test(per["delta"].to_numpy(dtype=float))
+        out.update(scenario_difference(per, confidence=confidence))
     else:
+        out["diff_lo"], out["diff_hi"], out["diff_ci_method"] = difference_interval(
+            pairs, unit=unit, rng=rng, n_resamples=n_resamples, confidence=confidence, per=per
+        )
         out["test"], out["p"] = "mcnemar", p_mcnemar
+        out["rank_test"], out["p_wilcoxon"] = "", math.nan
     return {key: out[key] for key in EMPTY_PAIRED}
 
 
@@ -713,7 +805,7 @@ def describe_inference(unit: str, adjust: str, confidence: float = CONFIDENCE) -
     if unit == "scenario":
         head = (
             f"unit of inference: scenario ({pct} t intervals over scenarios, paired within scenario; "
-            "Wilcoxon/sign test across scenarios)"
+            "t test across scenarios, the interval's own; Wilcoxon in p_wilcoxon)"
         )
     else:
         head = f"unit of inference: session ({pct} bootstrap over sessions; McNemar exact over pairs)"

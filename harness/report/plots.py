@@ -404,14 +404,16 @@ EFFECT_FEATURES = 10
 def effects_figure(effects: pd.DataFrame, features: pd.DataFrame, run: str) -> Figure:
     """Per-scenario effects of readable errors and the features that go with their sign.
 
-    Top left: per agent and other strategy, the share of scenarios where is_error's success is
-    above (help), equal to (none) or below (hurt) the other's, with the counts. Top right: every
-    scenario's effect (paired mean over seeds), jittered vertically, so the spread behind a
-    pooled mean shows. Below, one panel per agent whose effects are not all zero (against the
+    Top left: per agent and other strategy, the share of scenarios that readable errors help
+    (Δ = other − is_error at most minus the minimum effect), leave alone, or hurt, with the
+    counts (the ``sign`` column). Top right: every scenario's effect Δ (paired mean over seeds
+    and swept values), jittered vertically, so the spread behind a pooled mean shows; left of 0
+    is_error does better. Below, one panel per agent whose effects are not all zero (against the
     first other strategy): for the features with the smallest p, the difference in mean effect
-    between scenarios with and without the feature, with its Welch 95% interval; a filled dot
-    when the adjusted p is below 0.05. Input: :func:`harness.report.effects.scenario_effects`
-    and :func:`harness.report.effects.feature_table`.
+    between scenarios with and without the feature, with its permutation 95% interval; a filled
+    dot when the adjusted p is below 0.05. Input: :func:`harness.report.effects.per_scenario_effects`
+    (or :func:`~harness.report.effects.scenario_effects` for a run without factors) and
+    :func:`harness.report.effects.feature_table`.
     """
     pairs = effects[["agent", "against"]].drop_duplicates().sort_values(["agent", "against"])
     groups = [(str(agent), str(other)) for agent, other in pairs.itertuples(index=False)]
@@ -440,7 +442,8 @@ def effects_figure(effects: pd.DataFrame, features: pd.DataFrame, run: str) -> F
                 shares_ax.text(left + share / 2, y, str(count), ha="center", va="center", fontsize=7)
             left += share
         values = sub["effect"].to_numpy(dtype=float)
-        colors = [SIGN_COLORS["help"] if v > 0 else SIGN_COLORS["hurt"] if v < 0 else "0.6" for v in values]
+        signs = sub["sign"].to_numpy()
+        colors = [SIGN_COLORS[str(sign)] if sign != "none" else "0.6" for sign in signs]
         strip_ax.scatter(values, y + rng.uniform(-0.3, 0.3, len(values)), s=6, c=colors, alpha=0.7)
     for ax in (shares_ax, strip_ax):
         ax.set_yticks(ys, labels, fontsize=8)
@@ -450,7 +453,9 @@ def effects_figure(effects: pd.DataFrame, features: pd.DataFrame, run: str) -> F
     shares_ax.set_title("is_error helps / no difference / hurts", fontsize=10)
     strip_ax.axvline(0.0, color="0.3", linewidth=0.8)
     strip_ax.set_xlim(-1.1, 1.1)
-    strip_ax.set_xlabel("success(is_error) - success(other), mean over seeds", fontsize=8)
+    strip_ax.set_xlabel(
+        "Δ = success(other) − success(is_error), mean over seeds; < 0: is_error better", fontsize=8
+    )
     strip_ax.set_title("every scenario's effect", fontsize=10)
     for i, agent in enumerate(movers):
         ax = fig.add_subplot(grid[1, i])
@@ -467,7 +472,7 @@ def effects_figure(effects: pd.DataFrame, features: pd.DataFrame, run: str) -> F
             fy, [f"{f} ({n})" for f, n in zip(sub["feature"], sub["n_with"], strict=True)], fontsize=8
         )
         ax.set_ylim(len(sub) - 0.5, -0.5)
-        ax.set_xlabel("mean effect with - without (Welch 95% CI; filled: adjusted p < 0.05)", fontsize=8)
+        ax.set_xlabel("mean Δ with − without (permutation 95% CI; filled: adjusted p < 0.05)", fontsize=8)
         ax.set_title(f"{agent} vs {first}, by feature", fontsize=9)
         ax.grid(axis="x", alpha=0.3)
     fig.suptitle(f"Per-scenario effect of readable errors (unit: scenario)\nrun {run}", fontsize=10)

@@ -92,11 +92,16 @@ def compare(
     McNemar's p unadjusted; ``adjust`` is then ignored. ``"scenario"``: intervals of pooled
     rows are t intervals over scenarios with the cluster-robust standard error (paired
     within scenario for the difference; :func:`harness.report.inference.cluster_t_interval`),
-    ``p`` is Wilcoxon's signed-rank test (or the sign test) over the per-scenario mean
-    differences. ``"session"``: intervals of pooled rows resample sessions (pairs for the
-    difference), ``p`` is McNemar's exact test over the pairs. With either unit a row from a
-    single scenario gets exact intervals (Clopper--Pearson for success and recovery, Tango's
-    score interval for the difference) and McNemar's p; every row gains ``unit``,
+    ``p`` is the interval's own test (``t``: the t test of the same ratio with the same
+    cluster-robust standard error, so the interval excludes 0 exactly when p < 0.05; ``score``
+    where the interval is Tango's), with Wilcoxon's signed-rank test (or the sign test) over
+    the per-scenario mean differences beside it (``rank_test``, ``p_wilcoxon``). The cluster is
+    the scenario whatever the grouping: with ``group_params`` False a scenario's sessions under
+    every swept value are one cluster, not one per value. ``"session"``: intervals of pooled
+    rows resample sessions (pairs for the difference), ``p`` is McNemar's exact test over the
+    pairs. With either unit a row from a single scenario gets exact intervals (Clopper--Pearson
+    for success and recovery, Tango's score interval for the difference) and McNemar's p; every
+    row gains ``unit``,
     ``n_clusters`` (scenarios, or sessions at unit "session"), ``success_ci_method``,
     ``diff_ci_method``, ``n_favour_base``, ``n_tie``, ``n_favour_other`` (scenarios whose
     mean difference is below, at, above 0), ``test``, ``p``, ``p_adjusted`` (``adjust``
@@ -132,7 +137,7 @@ def compare(
 
 _EMPTY_METRICS = (
     "success_rate", "success_lo", "success_hi", "pass_k", "wedged_share", "success_diff", "diff_lo",
-    "diff_hi", "mcnemar_p", "p", "p_adjusted",
+    "diff_hi", "mcnemar_p", "p_wilcoxon", "p", "p_adjusted",
 )  # fmt: skip
 """The metric columns of a table whose every session broke (NaN: nothing was judged)."""
 
@@ -419,7 +424,7 @@ _METRIC_COLUMNS = {
     "recovery_hi", "steps_to_recover", "repeated_failing_calls", "wedged_share", "harness_error_share",
     "n_pairs", "success_diff", "diff_lo", "diff_hi", "mcnemar_b", "mcnemar_c", "mcnemar_p",
     "unit", "n_clusters", "success_ci_method", "diff_ci_method", "n_favour_base", "n_tie",
-    "n_favour_other", "test", "p", "p_adjusted", "adjust", "harness_errors",
+    "n_favour_other", "rank_test", "p_wilcoxon", "test", "p", "p_adjusted", "adjust", "harness_errors",
 }  # fmt: skip
 
 

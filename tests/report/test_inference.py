@@ -144,12 +144,98 @@ def test_the_paired_counts_and_the_test_across_scenarios_are_scipys() -> None:
     row = compare(SMALL, unit="scenario").set_index("strategy").loc["collapse"]
     # Per-scenario mean differences: -1, -0.4, 0, +0.4, -0.2, -0.2.
     assert (row["n_favour_base"], row["n_tie"], row["n_favour_other"]) == (4, 1, 1)
-    # Five scenarios differ: too few for Wilcoxon, so the exact sign test, 1 of 5 positive.
-    assert row["test"] == "sign"
-    assert row["p"] == pytest.approx(stats.binomtest(1, 5, 0.5).pvalue)
+    # The primary test is the interval's own: statsmodels' cluster-robust t test of the mean
+    # paired difference, scenarios as clusters (equal clusters: scipy's one-sample t test).
+    base = SMALL[SMALL.strategy == "is_error"].set_index(["scenario", "seed"])["success"]
+    other = SMALL[SMALL.strategy == "collapse"].set_index(["scenario", "seed"])["success"]
+    diff = other.astype(float) - base.astype(float)
+    groups = pd.factorize(diff.index.get_level_values("scenario"))[0]
+    fit = sm.OLS(diff.to_numpy(), np.ones((len(diff), 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    assert row["test"] == "t"
+    assert row["p"] == pytest.approx(float(fit.pvalues[0]))
+    per = diff.groupby(level="scenario").mean()
+    assert row["p"] == pytest.approx(stats.ttest_1samp(per, 0.0).pvalue)
+    # Wilcoxon stays beside it: five scenarios differ, too few, so the exact sign test, 1 of 5 up.
+    assert row["rank_test"] == "sign"
+    assert row["p_wilcoxon"] == pytest.approx(stats.binomtest(1, 5, 0.5).pvalue)
     d = [0.5, -0.25, 1.0, 0.75, 0.1, 0.3, 0.0, -0.6, 0.2]
     assert scenario_test(d) == ("wilcoxon", pytest.approx(stats.wilcoxon([x for x in d if x]).pvalue))
     assert scenario_test([0.0, 0.0]) == ("sign", 1.0)
+
+
+def test_the_default_batch_case_interval_and_test_agree() -> None:
+    """Issue 27 item 6: 15 scenarios, 4 of them decided by the reason (Δ -1, -1, -1, -0.5), 11
+    ties: the t interval excludes 0, and the p-value must say so too (today's sign test gave
+    p = 0.125 beside an interval that excluded 0)."""
+    outcomes: dict[tuple[str, str], list[bool]] = {}
+    for j in range(15):
+        outcomes[(f"s{j:02d}", "is_error")] = [True] * 10
+        other = [False] * 10 if j < 3 else [k % 2 == 0 for k in range(10)] if j == 3 else [True] * 10
+        outcomes[(f"s{j:02d}", "collapse")] = other
+    row = compare(sessions(outcomes), unit="scenario").set_index("strategy").loc["collapse"]
+    assert row["diff_ci_method"] == "cluster-t" and row["diff_hi"] < 0
+    assert row["test"] == "t" and row["p"] < 0.05
+    assert row["rank_test"] == "sign" and row["p_wilcoxon"] == pytest.approx(0.125)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_interval_excludes_zero_exactly_when_the_test_rejects(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(3, 40))
+    outcomes: dict[tuple[str, str], list[bool]] = {}
+    for j in range(m):
+        seeds = int(rng.integers(2, 12))
+        p = rng.uniform(0.1, 0.9)
+        shift = rng.normal(-0.1, 0.2)
+        outcomes[(f"s{j:02d}", "is_error")] = list(rng.random(seeds) < p)
+        outcomes[(f"s{j:02d}", "collapse")] = list(rng.random(seeds) < np.clip(p + shift, 0, 1))
+    for confidence in (0.8, 0.9, 0.95, 0.99):
+        row = compare(sessions(outcomes), unit="scenario", confidence=confidence).set_index("strategy")
+        rec = row.loc["collapse"]
+        excludes = rec["diff_lo"] > 0 or rec["diff_hi"] < 0
+        assert excludes == (rec["p"] < 1 - confidence), (m, confidence, rec.to_dict())
+
+
+def test_tangos_fallback_comes_with_its_score_test() -> None:
+    # Every scenario loses every seed under collapse: no spread, Tango's interval with each
+    # scenario one pair, and the score test it inverts.
+    df = sessions({(f"s{j}", s): [s == "is_error"] * 4 for j in range(8) for s in ("is_error", "collapse")})
+    rec = compare(df, unit="scenario").set_index("strategy").loc["collapse"]
+    assert (rec["diff_ci_method"], rec["test"]) == ("tango-scenarios", "score")
+    assert rec["diff_hi"] < 0 and rec["p"] == pytest.approx(stats.chi2.sf(8.0, 1))
+    ties = sessions({(f"s{j}", s): [True] * 4 for j in range(8) for s in ("is_error", "collapse")})
+    rec = compare(ties, unit="scenario").set_index("strategy").loc["collapse"]
+    assert (rec["test"], rec["p"]) == ("score", 1.0) and rec["diff_lo"] < 0 < rec["diff_hi"]
+
+
+def test_a_sweep_pooled_over_its_values_is_clustered_by_scenario() -> None:
+    """Issue 27 item 5, in compare: pooled over a 4-value sweep, a scenario is one cluster, and
+    the interval is statsmodels' cluster-robust one with the scenario (not scenario x value) as
+    the cluster."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for j in range(20):
+        p = rng.uniform(0.2, 0.9)
+        for rate in (0.1, 0.2, 0.3, 0.5):
+            for strategy in ("is_error", "collapse"):
+                for seed in range(5):
+                    ok = bool(rng.random() < (p if strategy == "is_error" else p - 0.2 * rate))
+                    rows.append({"scenario": f"s{j:02d}", "agent": "reader", "strategy": strategy,
+                                 "host": "typical", "seed": seed, "status": "ok", "success": ok,
+                                 "faults.rate": rate})  # fmt: skip
+    df = pd.DataFrame(rows)
+    pooled = compare(df, unit="scenario", group_params=False).set_index("strategy").loc["collapse"]
+    assert pooled["n_clusters"] == 20
+    key = ["scenario", "faults.rate", "seed"]
+    base = df[df.strategy == "is_error"].set_index(key)["success"]
+    other = df[df.strategy == "collapse"].set_index(key)["success"]
+    diff = (other.astype(float) - base.astype(float)).sort_index()
+    lo, hi = _cluster_ols_interval(diff.to_numpy(), pd.factorize(diff.index.get_level_values("scenario"))[0])
+    assert (pooled["diff_lo"], pooled["diff_hi"]) == (pytest.approx(lo), pytest.approx(hi))
+    by_value = compare(df, unit="scenario")
+    assert (by_value["n_clusters"] == 20).all() and len(by_value) == 8
 
 
 def test_a_single_scenario_gets_the_exact_interval_not_a_zero_width_bootstrap() -> None:
