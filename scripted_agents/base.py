@@ -17,7 +17,6 @@ implicit fault, an RPC code without its message) leaves it to :meth:`guess`.
 from __future__ import annotations
 
 import json
-import re
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import numpy as np
 
 from harness.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from harness.protocol.messages import TOOLS_LIST_CHANGED
+from harness.reading import Reading, read
 from harness.sim.agent import (
     AGENT_PARAM_PREFIX,
     Action,
@@ -44,56 +44,24 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.faults import FAULT_KIND_TABLE, Lesson
 from harness.sim.scenario import Option, Subgoal, Task
 from harness.sim.seeding import np_random
+from scripted_agents.fixes import fix_value
 
-
-@dataclass(frozen=True)
-class Reason:
-    """What a failure's text says happened, as far as a careful reader can tell."""
-
-    kind: str
-    argument: str | None = None
-    value: str | None = None
-
-    @property
-    def remedy(self) -> str | None:
-        """What to do about it: the kind's :attr:`~harness.sim.faults.Lesson.remedy` (one of
-        :data:`~harness.sim.faults.REMEDIES`), or ``refit`` for a schema error."""
-        return _REMEDIES.get(self.kind)
-
-
-_SCHEMA = Lesson(
-    re.compile(r"(?:missing required argument|argument(?= '\w+' must)) '(?P<argument>\w+)'"), "refit", 40
-)
-"""Not a fault kind's lesson: the server's own complaint that the arguments do not fit the
-schema (after a ``change_schema`` event, say). Ranked between the lessons that carry values
-and those that do not."""
-
-_READINGS: tuple[tuple[str, Lesson], ...] = tuple(
-    sorted(
-        [(k.name, k.lesson) for k in FAULT_KIND_TABLE.values() if k.lesson is not None]
-        + [("schema", _SCHEMA)],
-        key=lambda reading: reading[1].rank,
-    )
-)
-"""What a reader understands in an error text, most specific first (the fault table's lessons,
-by rank); anything else is unexplained."""
-
-_REMEDIES: dict[str, str] = {kind: lesson.remedy for kind, lesson in _READINGS}
-
-
-def read_reason(text: str | None) -> Reason | None:
-    """The reason an error text gives, or None when it gives none (masked, implicit, hidden)."""
-    if not text:
-        return None
-    for kind, lesson in _READINGS:
-        m = lesson.pattern.search(text)
-        if m is not None:
-            said = m.groupdict()
-            return Reason(kind, said.get("argument"), said.get("value"))
-    return None
+REMEDY_OF: dict[str, str] = {
+    "transient": "retry",
+    "timeout": "retry",
+    "rate_limited": "wait",
+    "permanent": "switch",
+    "not_found": "switch",
+    "permission": "switch",
+    "unknown_tool": "switch",
+    "bad_argument": "fix_argument",
+    "missing_argument": "fix_argument",
+}
+"""What a scripted reader does about each category a :class:`~harness.reading.Reading` gives
+(``unknown`` has no remedy: it guesses). The reading itself comes from :mod:`harness.reading`,
+which never saw how the harness makes its errors."""
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
@@ -154,6 +122,9 @@ class Knob:
             return f"must be an integer of at least {self.minimum}, got {value!r}"
         return None
 
+
+MAX_INSTRUCTIONS = 2
+"""Instructions in error texts a scripted agent follows in one episode at most (no loops)."""
 
 BACKOFF_S = 1.0
 """The first wait of ``fixed`` and ``exponential`` backoff, in virtual seconds."""
@@ -249,6 +220,8 @@ class ScriptedAgent(Agent):
         self.acted = 0
         self.answers: dict[str, Any] = {}
         """What it read for each read subgoal: what its Finish reports to the user."""
+        self.messages_read = self.instructed = 0
+        self.after_instruction: CallTool | None = None
         self._new_subgoal()
 
     @property
@@ -315,6 +288,12 @@ class ScriptedAgent(Agent):
         return action
 
     def observe(self, obs: Observation) -> Action:
+        if self.phase == "instructed":  # whatever the instructed call answered: back to the task
+            self.phase = "call"
+            failed, self.after_instruction = self.after_instruction, None
+            if failed is not None:
+                self.current = failed
+                return self.resend()
         if isinstance(obs, ToolResult):  # the types are disjoint: the order is for speed only
             return self.on_error(obs.text, obs) if obs.is_error else self.on_success(obs)
         if isinstance(obs, Start):
@@ -488,11 +467,47 @@ class ScriptedAgent(Agent):
 
     # -- reading reasons (used by reader and up) -----------------------------------------------
 
-    def respond(self, reason: Reason | None) -> Action:
-        """Act on a reason read from an error; None (nothing readable) means guess."""
-        if reason is None:
-            return self.guess()
-        remedy = reason.remedy
+    def reading(self, text: str | None) -> Reading:
+        """What the text says, read with what the agent knows: the call it made, the tools it has."""
+        current = self.current
+        return read(
+            text, arguments=current.arguments if current is not None else None, tools=tuple(self.known)
+        )
+
+    def respond(self, reading: Reading) -> Action:
+        """Act on what an error's text says; a text that says nothing usable means guess.
+
+        An instruction in the text (call this tool) is followed under ``trust=follow``, under
+        ``verify`` only when the tool only reads; then the failed call is made again. Every
+        text the agent acts on counts in ``messages_read``.
+        """
+        instruction = reading.instruction
+        if (
+            instruction is not None
+            and self.instructed < MAX_INSTRUCTIONS
+            and self._will_follow(instruction.tool)
+        ):
+            self.instructed += 1
+            self.messages_read += 1
+            self.after_instruction = self.current
+            self.phase = "instructed"
+            return CallTool(instruction.tool, dict(instruction.arguments))
+        remedy = REMEDY_OF.get(reading.category)
+        action = self._remedy(remedy, reading)
+        if action is not None:
+            self.messages_read += 1
+            return action
+        return self.guess()
+
+    def _will_follow(self, tool: str) -> bool:
+        if tool not in self.known or self.trust == "ignore":
+            return False
+        if self.trust == "verify":  # only what cannot change anything
+            return self.known[tool].get("annotations", {}).get("readOnlyHint") is True
+        return True
+
+    def _remedy(self, remedy: str | None, reading: Reading) -> Action | None:
+        """The action ``remedy`` calls for, or None where the reading gives too little to act on."""
         if remedy == "retry":
             if self.trust == "verify" and self.write_may_have_happened():
                 return self.check_write()
@@ -500,35 +515,34 @@ class ScriptedAgent(Agent):
         if remedy == "wait":
             if self.attempts >= self.max_attempts:
                 return self.switch("still rate limited")
-            if reason.value is not None:
-                return Wait(float(reason.value))
+            if reading.retry_after_s is not None:
+                return Wait(float(reading.retry_after_s))
             pause = self.backoff_wait(unread=1.0)
             return Wait(pause) if pause else self.resend()
         if remedy == "switch":
             if self.trust == "verify" and not self.checked and isinstance(self.current, CallTool):
                 return self.check_unavailable()
-            return self.switch("permanently unavailable")
-        if remedy == "fix_argument" and self.phase == "call" and reason.argument:
-            value = self._coerce(reason.argument, reason.value)
-            if self.args.get(reason.argument) == value:
-                return self.guess()  # the fix was made and did not help
-            self.args[reason.argument] = value
+            return self.switch(f"{reading.category.replace('_', ' ')}")
+        if remedy == "fix_argument" and self.phase == "call" and reading.argument:
+            argument = reading.argument
+            if argument not in self.args and reading.category == "missing_argument":
+                return self.on_schema_error()  # the tool wants an argument the call never had
+            value = self.fixed(argument, reading.expected)
+            if value is None or self.args.get(argument) == value:
+                return None  # nothing to make of it, or the fix was made and did not help
+            self.args[argument] = value
             return self.call()
-        if remedy == "refit":
-            return self.on_schema_error()
-        return self.guess()
+        return None
 
-    def _coerce(self, argument: str, value: str | None) -> Any:
-        kind = (self.known.get(self.option.tool, {}).get("inputSchema") or {}).get("properties", {})
-        kind = kind.get(argument, {}).get("type")
-        try:
-            if kind == "integer":
-                return int(float(value or 0))
-            if kind == "number":
-                return float(value or 0)
-        except ValueError:
-            pass
-        return value
+    def fixed(self, argument: str, expected: str | None) -> Any:
+        """A value for ``argument`` from what the text says it must be (:func:`fix_value`)."""
+        props = (self.known.get(self.option.tool, {}).get("inputSchema") or {}).get("properties", {})
+        kind = props.get(argument, {}).get("type")
+        return fix_value(self.args.get(argument), expected, kind if isinstance(kind, str) else None)
+
+    def session_metrics(self) -> dict[str, int]:
+        """The error texts it acted on (the session's ``messages_read``)."""
+        return {"messages_read": self.messages_read}
 
     def on_schema_error(self) -> Action:
         """The server says the arguments do not fit: a fresh schema (``relist="on_error"``), else a guess."""
@@ -563,9 +577,10 @@ class ScriptedAgent(Agent):
 
     def respond_rpc(self, obs: RPCErrorObservation) -> Action:
         """Read the message if the host showed it; else act on what the code means."""
-        reason = read_reason(obs.message)
-        if reason is not None:
-            return self.respond(reason)
+        if obs.message:
+            reading = self.reading(obs.message)
+            if reading.category != "unknown" or reading.instruction is not None:
+                return self.respond(reading)
         if obs.code in (METHOD_NOT_FOUND, INVALID_REQUEST):
             return self.tool_unusable()
         if obs.code == INVALID_PARAMS:

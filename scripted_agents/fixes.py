@@ -77,9 +77,9 @@ def fix_value(current: Any, expected: str | None, kind: str | None = None) -> An
         if options:
             same = [o for o in options if isinstance(current, str) and o.lower() == current.lower()]
             return _as(kind, same[0] if same else options[0])
-    quoted = re.fullmatch(r"['\"`](.+)['\"`]", text)
-    if quoted:
-        return _as(kind, quoted.group(1))
+    quoted = re.findall(r"['\"`]([^'\"`]+)['\"`]", text)
+    if len(quoted) == 1:  # one quoted value in the text: the value it names
+        return _as(kind, quoted[0])
     if " " not in text:  # one bare token: the value itself
         return _as(kind, text)
     return None

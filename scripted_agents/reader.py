@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from harness.protocol.inputs import ELICIT
 from harness.sim.agent import Action, RPCErrorObservation, ToolResult
-from scripted_agents.base import ScriptedAgent, read_reason
+from scripted_agents.base import REMEDY_OF, ScriptedAgent
 
 
 class ReaderAgent(ScriptedAgent):
@@ -29,7 +29,7 @@ class ReaderAgent(ScriptedAgent):
     def on_error(self, text: str, obs: ToolResult) -> Action:
         if self.trust == "ignore":
             return self.guess()
-        return self.respond(read_reason(text))
+        return self.respond(self.reading(text))
 
     def answer_input(self, method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
         """An elicitation for an argument is read like an error text: a question that names the
@@ -41,12 +41,15 @@ class ReaderAgent(ScriptedAgent):
         message = params.get("message")
         schema = params.get("requestedSchema")
         wanted = schema.get("properties", {}) if isinstance(schema, dict) else {}
-        reason = read_reason(message if isinstance(message, str) else None)
-        argument = reason.argument if reason is not None and reason.remedy == "fix_argument" else None
-        if reason is None or argument is None or argument not in wanted:
+        reading = self.reading(message if isinstance(message, str) else None)
+        argument = reading.argument if REMEDY_OF.get(reading.category) == "fix_argument" else None
+        if argument is None or argument not in wanted:
             return None
-        value = self._coerce(argument, reason.value)
+        value = self.fixed(argument, reading.expected)
+        if value is None:
+            return None
         self.args[argument] = value  # the call goes on with it, as the agent's own call would
+        self.messages_read += 1
         return {"action": "accept", "content": {argument: value}}
 
     def on_rpc_error(self, obs: RPCErrorObservation) -> Action:

@@ -16,7 +16,6 @@ from harness.sim.faults import (
     IMPLICIT_MESSAGE,
     KEY_TYPES,
     RAISING_KINDS,
-    REMEDIES,
     RULE_KEYS,
     Clock,
     FaultEngine,
@@ -25,7 +24,6 @@ from harness.sim.faults import (
     ToolFault,
 )
 from harness.sim.scenario import ScenarioError, parse_scenario
-from scripted_agents.base import read_reason
 
 WEATHER = CATALOGUE["weather"]
 SEARCH = CATALOGUE["search"]
@@ -302,27 +300,11 @@ def test_a_kind_fires_on_schedule_and_answers_as_its_row_says(kind: FaultKind) -
         assert kind.content is not None and answer is not None
 
 
-@pytest.mark.parametrize(
-    "kind", [k for k in KIND_ROWS if k.raises], ids=sorted(RAISING_KINDS, key=FAULT_KINDS.index)
-)
-def test_the_reader_reads_a_kind_s_explicit_message_back_to_the_kind(kind: FaultKind) -> None:
-    assert kind.lesson is not None and kind.lesson.remedy in REMEDIES
-    _, explicit = _fire(kind, True)
-    reason = read_reason(str(explicit))
-    assert reason is not None and reason.kind == kind.name and reason.remedy == kind.lesson.remedy
-    if kind.lesson.remedy == "fix_argument":
-        assert reason.argument == _parse(kind).argument and reason.value  # what to set, to what
-    _, implicit = _fire(kind, False)
-    assert str(implicit) == kind.implicit_message and read_reason(str(implicit)) is None
-
-
-def test_a_retry_fixes_exactly_the_kinds_whose_remedy_is_to_call_again() -> None:
+def test_a_retry_fixes_exactly_the_kinds_that_pass_with_time() -> None:
     # What repeated_failing_calls leaves out: a repeat of a call that failed for a passing reason.
+    # A futile outage says "try again" and lies; a garbled, stale, wrong-unit or partial answer
+    # says nothing, and the next may be fine.
     fixes = {k.name for k in KIND_ROWS if k.retry_fixes}
-    again = {k.name for k in KIND_ROWS if k.lesson is not None and k.lesson.remedy in ("retry", "wait")}
-    # A garbled, stale, wrong-unit or partial answer says nothing, and the next may be fine; a
-    # futile outage says "try again" and lies.
-    assert fixes == (again - {"futile_outage"}) | {"malformed", "stale", "wrong_units", "partial"}
     assert fixes == {
         "transient",
         "rate_limited",
@@ -333,11 +315,6 @@ def test_a_retry_fixes_exactly_the_kinds_whose_remedy_is_to_call_again() -> None
         "wrong_units",
         "partial",
     }
-
-
-def test_lessons_have_distinct_ranks() -> None:
-    ranks = [k.lesson.rank for k in KIND_ROWS if k.lesson is not None]
-    assert len(set(ranks)) == len(ranks)
 
 
 @pytest.mark.parametrize("kind", KIND_ROWS, ids=FAULT_KINDS)

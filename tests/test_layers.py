@@ -10,6 +10,7 @@ checks that the table below names every package, so a new package has to be give
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ PACKAGE = ROOT / "harness"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness", "harness.errors"),
+    ("harness.reading",),
     ("harness.protocol",),
     ("harness.transports",),
     ("harness.sim",),
@@ -139,6 +141,29 @@ def test_nothing_outside_harness_llm_imports_it_the_registry_finds_the_llm_agent
 
     importers = sorted(m for m, targets in GRAPH.items() if not llm(m) and any(llm(t) for t in targets))
     assert not importers, f"{importers} import harness.llm: find the llm agent through harness.sim.registry"
+
+
+def test_the_error_reader_is_a_leaf_that_never_saw_the_simulated_faults() -> None:
+    # harness.reading is measured against real servers' errors; it must not know the simulator's
+    # own fault templates: standard library and itself only, and no word of harness.sim.faults.
+    def reading(name: str) -> bool:
+        return name == "harness.reading" or name.startswith("harness.reading.")
+
+    modules = sorted(m for m in MODULES if reading(m))
+    assert modules, "harness.reading is missing"
+    for module in modules:
+        names = _imports(module)
+        ours = sorted(
+            n for n in names if n.split(".")[0] in ("harness", "scripted_agents") and not reading(n)
+        )
+        assert not ours, f"{module} imports {ours}: the reader imports nothing of the harness"
+        foreign = sorted(
+            n for n in names if n.split(".")[0] not in sys.stdlib_module_names and not reading(n)
+        )
+        assert not foreign, f"{module} imports {foreign}: the reader uses the standard library only"
+        source = MODULES[module].read_text(encoding="utf-8")
+        for word in ("harness.sim", "scripted_agents", "sim.faults", "FAULT_KIND_TABLE"):
+            assert word not in source, f"{module} names {word}"
 
 
 def test_the_import_graph_has_no_cycle() -> None:

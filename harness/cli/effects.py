@@ -204,6 +204,8 @@ def command(
         run_features,
         scenario_effects,
         scenario_families,
+        scenario_reading,
+        scenario_text_sources,
         seeds_label,
         sign_warnings,
         value_table,
@@ -250,8 +252,13 @@ def command(
     table = feature_table(per, features, adjust=adjust, min_group=min_group, min_effect=min_effect)
     families = scenario_families(names, sources)
     by_family = group_table(per, families, by="family", adjust=adjust, min_effect=min_effect)
+    by_source = group_table(per, scenario_text_sources(names, sources), by="source", adjust=adjust,
+                            min_effect=min_effect)  # fmt: skip
+    by_read = group_table(
+        per, scenario_reading(df, baseline), by="read", adjust=adjust, min_effect=min_effect
+    )
     by_value = value_table(effects, adjust=adjust, min_effect=min_effect)
-    warnings = [*sign_warnings(by_family), *sign_warnings(by_value)]
+    warnings = [*sign_warnings(by_family), *sign_warnings(by_source), *sign_warnings(by_value)]
     seeds_min = int(per["seeds_min"].min()) if len(per) else 0
     seeds_max = int(per["seeds_max"].max()) if len(per) else 0
     seeds = seeds_label(seeds_min, seeds_max)
@@ -264,7 +271,8 @@ def command(
                "adjust": adjust, "unit": "scenario", "n_clusters": len(names),
                "seeds": seeds_min if seeds_min == seeds_max else seeds, "seeds_min": seeds_min,
                "seeds_max": seeds_max, "min_effect": min_effect, "factors": factors,
-               "shares": _records(shares), "families": _records(by_family), "values": _records(by_value),
+               "shares": _records(shares), "families": _records(by_family), "sources": _records(by_source),
+               "read": _records(by_read), "values": _records(by_value),
                "warnings": warnings, "features": _records(table), "scenarios": _records(per),
                "effects": _records(effects)}  # fmt: skip
         click.echo(json.dumps(doc, default=str))
@@ -282,6 +290,14 @@ def command(
         if by_family["group"].nunique() > 1:
             parts.append(("per family (scenarios sampled from each; t interval over them)",
                           shown_groups(by_family, baseline, min_effect)))  # fmt: skip
+        if by_source["group"].nunique() > 1:
+            parts.append(("per source of the error texts (template, or the real stack whose library "
+                          "wrote them; mixed: a scenario with several)",
+                          shown_groups(by_source, baseline, min_effect)))  # fmt: skip
+        if by_read["group"].nunique() > 1:
+            parts.append((f"by whether the agent read anything in the texts under {baseline} "
+                          "(decided after the strategy: a description, not a comparison)",
+                          shown_groups(by_read, baseline, min_effect)))  # fmt: skip
         for factor in dict.fromkeys(by_value["by"]):
             sub = by_value[by_value["by"] == factor].reset_index(drop=True)
             parts.append((f"per value of {factor} (a factor within each scenario: every row over the same "

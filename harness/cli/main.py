@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "client": ("harness.cli.client", "Speak to an MCP server over HTTP as a client (--conformance)."),
     "view": ("harness.cli.view", "Browse a run, a bench output or a probe report in a local page."),
     "proxy": ("harness.cli.proxy", "Proxy a real MCP server: rewrite its errors, inject seeded faults."),
+    "read": ("harness.cli.read", "Read tool error texts (category, argument, valid form); --evaluate."),
 }
 
 

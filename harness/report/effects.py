@@ -65,6 +65,7 @@ from harness.report.inference import (
     scenario_difference,
 )
 from harness.sim.family import load_source, source_family
+from harness.sim.faults import FAULT_KIND_TABLE
 from harness.sim.scenario import Scenario
 
 BASELINE = "is_error"
@@ -151,7 +152,41 @@ def scenario_features(scenario: Scenario, source: str | None = None) -> dict[str
     family = source_family(source) if source is not None else None
     if family is not None:
         out[f"family:{family}"] = True
+    for text_source in _text_sources(scenario):
+        out[f"source:{text_source}"] = True
     return out
+
+
+def _text_sources(scenario: Scenario) -> list[str]:
+    """Where the texts of the scenario's speaking faults come from (harness.sim.sources), sorted."""
+    return sorted(
+        {r.source for r in scenario.faults if FAULT_KIND_TABLE[r.kind].raises and r.said != "absent"}
+    )
+
+
+def scenario_text_sources(
+    scenarios: Sequence[str], sources: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Each scenario's text source: the one its speaking faults share, ``mixed`` when they differ,
+    ``none`` when no fault speaks."""
+    sources = sources or {}
+    out: dict[str, str] = {}
+    for name in scenarios:
+        found = _text_sources(load_source(sources.get(name, name), ()))
+        out[name] = found[0] if len(found) == 1 else "mixed" if found else "none"
+    return out
+
+
+def scenario_reading(df: pd.DataFrame, baseline: str = BASELINE) -> dict[str, str]:
+    """Whether the agent read anything in the scenario's readable errors: ``read`` when a session
+    under ``baseline`` took something from an error text that it acted on (``messages_read``),
+    else ``not read``. Decided by what happened in the sessions (after the strategy was given), so
+    a table split by it describes, it does not compare like with like."""
+    if "messages_read" not in df.columns:
+        return {}
+    base = df[df["strategy"] == baseline]
+    read = base.groupby("scenario")["messages_read"].max()
+    return {str(name): ("read" if value > 0 else "not read") for name, value in read.items()}
 
 
 def run_features(

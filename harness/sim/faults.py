@@ -12,11 +12,14 @@ draws for call n are taken before those for call n + 1, so a longer step budget 
 
 Every kind is one row of :data:`FAULT_KIND_TABLE` (a :class:`FaultKind`): the keys its
 ``[[faults]]`` tables take and how they are checked, how a scheduled hit plays out over the
-following calls, what the server answers, and the :class:`Lesson` a careful reader can take
-from the explicit message. The scenario parser, the session row's ``faults_<kind>``
-columns, ``harness list --faults`` and the scripted reader all read the table, so adding a
-kind is adding a row (plus a :class:`FaultRule` field if it takes a key no kind took before,
+following calls, and what the server answers. The scenario parser, the session row's
+``faults_<kind>`` columns and ``harness list --faults`` read the table, so adding a kind is
+adding a row (plus a :class:`FaultRule` field if it takes a key no kind took before,
 and a :class:`_RuleState` field if it keeps state no kind kept before).
+
+Nothing here tells a reader how to read a message: the scripted agents read error text with
+:mod:`harness.reading`, which was developed on real servers' errors without this module, and
+is forbidden from importing it (``tests/test_layers.py``).
 
 Raising kinds *raise* :class:`ToolFault` with a readable message: the server's
 error-handling strategy decides how that reaches the client (isError text, a masked
@@ -33,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -99,15 +101,6 @@ PLACEHOLDERS: dict[str, str] = {
     "timeout": "the per-call time limit in seconds",
 }
 """What a ``message`` (or a quality's text) may name in braces, e.g. ``"{tool} is down"``."""
-
-REMEDIES: dict[str, str] = {
-    "retry": "call again",
-    "wait": "wait the seconds the text names (``value``), then call again",
-    "switch": "use an alternative tool",
-    "fix_argument": "set ``argument`` to ``value`` and call again",
-    "refit": "list the tools again and fit the arguments to the tool's new inputSchema",
-}
-"""What a reader can do about a fault whose message it understood (a :attr:`Lesson.remedy`)."""
 
 KEY_TYPES: tuple[str, ...] = ("integer", "number", "string", "scalar")
 """How the scenario parser reads a kind's key: ``number`` is positive; ``scalar`` is a string,
@@ -268,20 +261,6 @@ class FaultKey:
 
 
 @dataclass(frozen=True)
-class Lesson:
-    """What a careful reader can learn from a kind's explicit message."""
-
-    pattern: re.Pattern[str]
-    """Searched for anywhere in an error text. Its named groups carry what the text says:
-    ``argument`` (the argument to fix) and ``value`` (its accepted value, or seconds to wait)."""
-    remedy: str
-    """What to do about it: one of :data:`REMEDIES`."""
-    rank: int
-    """Readers try lessons by rank, lowest (most specific) first: a text that two lessons
-    match is read as the lower one."""
-
-
-@dataclass(frozen=True)
 class FaultKind:
     """One kind of fault, whole: a row of :data:`FAULT_KIND_TABLE`."""
 
@@ -305,8 +284,6 @@ class FaultKind:
     explicit_default: bool = True
     never_explicit: str | None = None
     """Why this kind cannot be explicit (the scenario error says it); None: it can be."""
-    lesson: Lesson | None = None
-    """What a reader learns from the explicit message; None: a reader learns nothing from text."""
     avoid: Avoid | None = None
     """What an agent that knows the rule (the oracle) fills in so that it cannot fire."""
     retry_fixes: bool = False
@@ -847,8 +824,6 @@ def _a_form(value: Any, tool: CatalogueTool) -> str | None:
 
 # -- the table ----------------------------------------------------------------------------
 
-_NUMBER = r"\d+(?:\.\d+)?"
-
 FAULT_KIND_TABLE: dict[str, FaultKind] = {
     k.name: k
     for k in (
@@ -860,7 +835,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             keys=(FaultKey("burst", "integer", "consecutive calls that fail", default=1, bounds=(1, 100)),),
             decide=_decide_transient,
             message=_says_transient,
-            lesson=Lesson(re.compile(r"temporar|try again|\b503\b"), "retry", rank=70),
             retry_fixes=True,
         ),
         FaultKind(
@@ -873,7 +847,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             ),
             decide=_decide_rate_limited,
             message=_says_rate_limited,
-            lesson=Lesson(re.compile(rf"retry after (?P<value>{_NUMBER}) ?s"), "wait", rank=10),
             retry_fixes=True,
         ),
         FaultKind(
@@ -883,7 +856,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             example={"tool": "weather"},
             decide=_decide_permanent,
             message=_says_permanent,
-            lesson=Lesson(re.compile(r"permanently|retired|no longer available"), "switch", rank=50),
             texts={"misleading": _SAYS_TEMPORARY},
         ),
         FaultKind(
@@ -909,11 +881,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             decide=_decide_bad_argument,
             message=_says_bad_argument,
             implicit_message="invalid request",
-            lesson=Lesson(
-                re.compile(r"invalid argument '(?P<argument>\w+)'.*expected form '(?P<value>[^']*)'"),
-                "fix_argument",
-                rank=30,
-            ),
             avoid=_avoid_bad_argument,
             texts={"misleading": _SAYS_TEMPORARY},
             asks=True,
@@ -940,11 +907,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             ),
             decide=_decide_too_large,
             message=_says_too_large,
-            lesson=Lesson(
-                re.compile(rf"set '(?P<argument>\w+)' to at most (?P<value>{_NUMBER})"),
-                "fix_argument",
-                rank=20,
-            ),
             avoid=_avoid_too_large,
             texts={"misleading": _SAYS_TEMPORARY},
             asks=True,
@@ -956,7 +918,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             example={"tool": "weather"},
             message=_says_timeout,
             hangs=True,
-            lesson=Lesson(re.compile(r"timed out"), "retry", rank=60),
             retry_fixes=True,
         ),
         FaultKind(
@@ -993,7 +954,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             example={"tool": "weather"},
             decide=_decide_permanent,
             message=_says_futile_outage,
-            lesson=Lesson(re.compile(r"service outage"), "retry", rank=65),
         ),
         FaultKind(
             "post_commit",
@@ -1003,7 +963,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             message=_says_post_commit,
             commits=True,
             tool_check=_a_write,
-            lesson=Lesson(re.compile(r"nothing was stored"), "retry", rank=66),
             retry_fixes=True,
         ),
         FaultKind(
@@ -1066,7 +1025,6 @@ FAULT_KIND_TABLE: dict[str, FaultKind] = {
             decide=_decide_drift,
             message=_says_schema_drift,
             drifts=True,
-            lesson=Lesson(re.compile(r"input schema changed"), "refit", rank=35),
         ),
     )
 }

@@ -148,6 +148,11 @@ ROWS: list[tuple[str, list[str], str]] = [
     ),
     ("proxy: unwritable trace", ["proxy", "--trace", "/dev/null/x", "--", "true"], "/dev/null/x"),
     ("proxy: negative seed", ["proxy", "--seed", "-1", "--", "true"], "'--seed'"),
+    ("read: nothing to read", ["read"], "say what to read"),
+    ("read: a line that is not JSON", ["read", "--jsonl", "{broken_json}"], "broken.json:1: not JSON"),
+    ("read: missing jsonl file", ["read", "--jsonl", "{missing}/x.jsonl"], "no such file"),
+    ("read: misses of the test split", ["read", "--evaluate", "--split", "test", "--misses"], "held out"),
+    ("read: unknown split", ["read", "--evaluate", "--split", "dev"], "'--split'"),
 ]
 
 ERROR_PREFIXES = ("harness: error: ",)

@@ -427,3 +427,32 @@ def test_effects_on_a_sweep_counts_scenarios_and_shows_each_value(tmp_path: Path
     title = text.output.splitlines()[0]
     assert "2 scenarios, 3 seeds per scenario and value" in title
     assert "help: Δ ≤ −0.25, hurt: Δ ≥ +0.25 (--min-effect)" in title
+
+
+def test_effects_splits_by_text_source_and_by_whether_the_text_was_read(tmp_path: Path) -> None:
+    from harness.sim.scenario import scenario_path
+
+    text = scenario_path("strict_dates").read_text()
+    paths = []
+    for source in ("template", "pydantic", "fastmcp"):
+        path = tmp_path / f"dates_{source}.toml"
+        body = text.replace('name = "strict_dates"', f'name = "dates_{source}"')
+        if source != "template":
+            body = body.replace('valid = "2025-03-14"', f'valid = "2025-03-14"\nsource = "{source}"')
+        path.write_text(body)
+        paths.append(str(path))
+    out = tmp_path / "r"
+    ran = CliRunner().invoke(
+        cli, ["run", *paths, "--seeds", "3", "--agents", "reader,naive", "--strategies", "is_error,collapse",
+              "--out", str(out), "--executor", "serial", "--no-compare"],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    result = CliRunner().invoke(cli, ["effects", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    groups = {(r["agent"], r["group"]) for r in doc["sources"]}
+    assert {g for a, g in groups if a == "reader"} <= {"template", "pydantic", "fastmcp"}
+    assert all(r["by"] == "read" for r in doc["read"])
+    features = {r["feature"] for r in doc["features"]} if doc["features"] else set()
+    assert not features or all(not f.startswith("source:") or f[7:] in ("template", "pydantic", "fastmcp")
+                               for f in features)  # fmt: skip

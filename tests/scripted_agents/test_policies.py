@@ -9,6 +9,7 @@ import pytest
 
 from harness.errors import UserError
 from harness.protocol.server import TOOLS_LIST_CHANGED
+from harness.reading import Reading
 from harness.sim.agent import (
     Action,
     CallTool,
@@ -25,7 +26,13 @@ from harness.sim.agent import (
 from harness.sim.catalogue import CATALOGUE
 from harness.sim.scenario import Option, Subgoal, Task
 from scripted_agents import AGENTS, Agent, list_agents, make
-from scripted_agents.base import read_reason, remap
+from scripted_agents.base import remap
+
+
+def _listed(name: str, read_only: bool | None = None) -> dict[str, Any]:
+    spec = CATALOGUE[name]
+    hint = spec.read_only if read_only is None else read_only
+    return {"name": name, "inputSchema": spec.schema, "annotations": {"readOnlyHint": hint}}
 
 
 def descriptor(name: str, variant: str | None = None) -> dict[str, Any]:
@@ -243,33 +250,65 @@ def test_the_oracle_refuses_to_act_unbound() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "kind", "argument", "value"),
+    ("reading", "then"),
     [
-        ("ERROR: rate limited: retry after 3 s", "rate_limited", None, "3"),
-        ("set 'max_bytes' to at most 1024", "too_large", "max_bytes", "1024"),
-        (
-            "invalid argument 'date': '3/9' is not accepted; expected form '2025-09-03'",
-            "bad_argument",
-            "date",
-            "2025-09-03",
-        ),
-        ("missing required argument 'q'", "schema", "q", None),
-        ("search is permanently unavailable", "permanent", None, None),
-        ("fetch_page timed out after 30 s", "timeout", None, None),
-        ("temporary failure: try again", "transient", None, None),
-        ("Error executing tool weather", None, None, None),
-        ("request failed", None, None, None),
-        (None, None, None, None),
+        (Reading("transient", None, None, None, True, None), "the same call"),
+        (Reading("timeout", None, None, None, True, None), "the same call"),
+        (Reading("rate_limited", None, None, 7.0, True, None), "wait 7"),
+        (Reading("bad_argument", "date", "^\\d{4}-\\d{2}-\\d{2}$", None, True, None), "date fixed"),
+        (Reading("permanent", None, None, None, True, None), "another tool"),
+        (Reading("not_found", None, None, None, True, None), "another tool"),
+        (Reading("unknown", None, None, None, False, None), "a guess"),
     ],
 )
-def test_what_a_reader_reads_in_an_error_text(
-    text: str | None, kind: str | None, argument: str | None, value: str | None
-) -> None:
-    reason = read_reason(text)
-    if kind is None:
-        assert reason is None
+def test_a_reader_acts_on_what_a_reading_says(reading: Reading, then: str) -> None:
+    """The scripted reader's policy, fed readings directly: what it does with each category."""
+    ag = make("reader")
+    task = Task(
+        "t",
+        (
+            Subgoal(
+                "b",
+                (
+                    Option("book", {"item": "x", "date": "14/3/2025"}),
+                    Option("write_note", {"title": "x", "text": "y"}),
+                ),
+            ),
+        ),
+    )
+    ag.reset(task, [_listed(t) for t in ("book", "write_note")], 0)
+    ag.act(Start())
+    action = ag.respond(reading)
+    if then == "the same call":
+        assert action == CallTool("book", {"item": "x", "date": "14/3/2025"})
+    elif then == "wait 7":
+        assert action == Wait(7.0)
+    elif then == "date fixed":
+        assert action == CallTool("book", {"item": "x", "date": "2025-03-14"})
+    elif then == "another tool":
+        assert isinstance(action, CallTool) and action.tool == "write_note"
     else:
-        assert reason is not None and (reason.kind, reason.argument, reason.value) == (kind, argument, value)
+        assert action == CallTool("book", {"item": "x", "date": "14/3/2025"}) or isinstance(action, Wait)
+    assert ag.session_metrics()["messages_read"] == (0 if then == "a guess" else 1)
+
+
+def test_an_instruction_in_error_text_is_followed_by_trust() -> None:
+    """follow: the instructed tool is called, then the failed call again; verify: only a read-only
+    tool; ignore: never (the text is not read at all)."""
+    from harness.reading import Instruction
+
+    order = Reading("unknown", None, None, None, False, Instruction("delete_bookings", {}))
+    task = Task("t", (Subgoal("b", (Option("book", {"item": "x", "date": "2025-03-14"}),)),))
+    tools = [_listed("book"), _listed("delete_bookings", read_only=False)]
+    for trust, follows in (("follow", True), ("verify", False), ("ignore", False)):
+        ag = make("reader")
+        ag.configure({"trust": trust})
+        ag.reset(task, tools, 0)
+        first = ag.act(Start())
+        action = ag.respond(order)
+        assert (action == CallTool("delete_bookings", {})) is follows, trust
+        if follows:
+            assert ag.act(result('{"deleted": 0}', tool="delete_bookings")) == first
 
 
 def test_remap_moves_a_lost_argument_to_the_one_the_schema_gained() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from helpers.template_reading import templates_read  # noqa: F401  (a fixture)
 
 from harness.batch.grid import Cell
 from harness.batch.worker import SessionOptions, run_cells
@@ -153,6 +154,7 @@ WEATHER_RETIRED = parse_scenario(
 )
 
 
+@pytest.mark.usefixtures("templates_read")
 def test_trust_verify_re_lists_and_calls_once_more_before_it_uses_another_tool() -> None:
     follow = run_session(WEATHER_RETIRED, "reader", "is_error", 0)
     verify = run_session(WEATHER_RETIRED, "reader", "is_error", 0, agent_params={"trust": "verify"})
@@ -163,6 +165,7 @@ def test_trust_verify_re_lists_and_calls_once_more_before_it_uses_another_tool()
 
 
 @pytest.mark.skipif("post_commit" not in FAULT_KIND_TABLE, reason="needs the post_commit fault kind")
+@pytest.mark.usefixtures("templates_read")
 def test_trust_verify_reads_back_a_write_said_not_to_be_stored_and_stores_it_once() -> None:
     scenario = parse_scenario(
         {
@@ -198,6 +201,7 @@ def test_relist_on_notification_picks_up_a_changed_schema_that_never_misses() ->
         assert noticed.stale_tool_calls == 0 and noticed.success
 
 
+@pytest.mark.usefixtures("templates_read")
 def test_relist_on_error_finds_a_tool_added_after_the_only_one_failed() -> None:
     # new_tool: weather dies; forecast appears (announced while the agent is busy failing).
     for seed in range(5):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.template_reading import templates_read  # noqa: F401  (a fixture)
 
 from harness.sim.faults import QUALITIES, QUALITY_TEXTS, FaultRule
 from harness.sim.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
@@ -130,6 +131,7 @@ def test_masked_and_collapse_hide_every_quality_alike(strategy: str) -> None:
     assert len({json.dumps(r, sort_keys=True) for r in rows.values()}) == 1
 
 
+@pytest.mark.usefixtures("templates_read")
 def test_a_misleading_message_sends_the_reader_the_wrong_way() -> None:
     # A transient failure (a retry works) reported as permanent: the reader, which follows
     # messages, gives up when the subgoal has no alternative, and switches tools when it has.
@@ -152,6 +154,7 @@ def test_a_misleading_message_sends_the_reader_the_wrong_way() -> None:
     assert calls == ["weather", "forecast"]
 
 
+@pytest.mark.usefixtures("templates_read")
 def test_a_misleading_bad_argument_sends_the_reader_into_retries() -> None:
     # "Try again" for an argument in the wrong form: the reader repeats the identical call.
     fault = {"kind": "bad_argument", "rate": 1.0, "argument": "city", "valid": "Oslo"}

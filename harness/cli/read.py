@@ -1,0 +1,246 @@
+"""``harness read``: read tool error texts the way an agent could, or measure that reading.
+
+``harness read TEXT...`` prints one line per text; ``--jsonl FILE`` (``-`` for stdin) reads
+objects with a ``text`` key (and optional ``arguments`` and ``tools``); ``--format jsonl`` prints
+one JSON object per input, in order. ``harness read --evaluate --split test`` compares the reader
+with the corpus's hand annotations and prints per-field agreement, overall and per stack
+(``docs/reading.md``). Only aggregate figures are printed for a split; ``--misses`` lists the
+texts the reader gets wrong, and only for ``train`` (the test split is held out).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness.errors import UserError
+
+FORMATS = ("text", "jsonl", "json")
+SPLITS = ("train", "test", "all")
+
+
+@dataclass(frozen=True)
+class _Input:
+    text: str
+    arguments: Mapping[str, Any] | None
+    tools: Collection[str] | None
+
+
+@click.command("read")
+@click.argument("texts", nargs=-1)
+@click.option(
+    "--jsonl",
+    "jsonl",
+    metavar="FILE",
+    default=None,
+    help="Read JSON lines, each an object with 'text' (and optional 'arguments', 'tools'); '-' is stdin.",
+)
+@click.option(
+    "--arguments",
+    "arguments_json",
+    metavar="JSON",
+    default=None,
+    help="The failed call's arguments, a JSON object (for TEXT).",
+)
+@click.option(
+    "--tools", metavar="NAMES", default=None, help="Comma-separated tool names the agent knows (for TEXT)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text: one line per input; jsonl: one JSON object per input; json: one JSON document.",
+)
+@click.option("--evaluate", is_flag=True, help="Compare the reader with the corpus's hand annotations.")
+@click.option(
+    "--split",
+    type=click.Choice(SPLITS),
+    default=None,
+    help="With --evaluate: the corpus split [default: train].",
+)
+@click.option(
+    "--misses", is_flag=True, help="With --evaluate --split train: list the texts the reader gets wrong."
+)
+def command(
+    texts: tuple[str, ...],
+    jsonl: str | None,
+    arguments_json: str | None,
+    tools: str | None,
+    fmt: str,
+    evaluate: bool,
+    split: str | None,
+    misses: bool,
+) -> int:
+    """Read tool error TEXTs: category, the argument named, the valid form, when to retry,
+    whether the text is enough to act on, and a call it asks for."""
+    if evaluate:
+        if texts or jsonl is not None or arguments_json is not None or tools is not None:
+            raise UserError(
+                "--evaluate reads the corpus: give no TEXT, --jsonl, --arguments or --tools with it"
+            )
+        if fmt == "jsonl":
+            raise UserError("--evaluate prints --format text or json, not jsonl")
+        _evaluate(split or "train", fmt, misses)
+        return 0
+    if split is not None or misses:
+        raise UserError(f"{'--split' if split is not None else '--misses'} goes with --evaluate")
+    if jsonl is not None:
+        if texts or arguments_json is not None or tools is not None:
+            raise UserError(
+                "give TEXT arguments or --jsonl FILE, not both (--arguments and --tools go with TEXT)"
+            )
+        inputs = _read_jsonl(jsonl)
+    elif texts:
+        inputs = [_Input(t, _arguments(arguments_json), _tools(tools)) for t in texts]
+    else:
+        raise UserError("say what to read: TEXT..., --jsonl FILE (or -), or --evaluate")
+    _print_readings(inputs, fmt)
+    return 0
+
+
+def _arguments(raw: str | None) -> Mapping[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise UserError(f"--arguments is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise UserError(f"--arguments must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _tools(raw: str | None) -> Collection[str] | None:
+    if raw is None:
+        return None
+    return tuple(name.strip() for name in raw.split(",") if name.strip())
+
+
+def _read_jsonl(source: str) -> list[_Input]:
+    if source == "-":
+        content = sys.stdin.read()
+        where = "stdin"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise UserError(f"--jsonl: no such file: {source}")
+        try:
+            content = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"--jsonl: cannot read {source}: {exc}") from None
+        where = source
+    out = []
+    for number, raw in enumerate(content.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError as exc:
+            raise UserError(f"{where}:{number}: not JSON: {exc}") from None
+        if not isinstance(line, dict):
+            raise UserError(
+                f"{where}:{number}: expected a JSON object with a 'text' key, got {type(line).__name__}"
+            )
+        text = line.get("text")
+        if not isinstance(text, str):
+            what = "no 'text' key" if "text" not in line else f"'text' is {type(text).__name__}, not a string"
+            raise UserError(f"{where}:{number}: {what}")
+        arguments = line.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise UserError(f"{where}:{number}: 'arguments' must be a JSON object")
+        names = line.get("tools")
+        if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise UserError(f"{where}:{number}: 'tools' must be a list of strings")
+        out.append(_Input(text, arguments, tuple(names) if names is not None else None))
+    return out
+
+
+def _print_readings(inputs: list[_Input], fmt: str) -> None:
+    from harness.reading import read
+
+    readings = [read(i.text, arguments=i.arguments, tools=i.tools) for i in inputs]
+    if fmt == "json":
+        click.echo(json.dumps([r.to_json() for r in readings], ensure_ascii=False, indent=2))
+        return
+    for reading in readings:
+        if fmt == "jsonl":
+            click.echo(json.dumps(reading.to_json(), ensure_ascii=False))
+        else:
+            click.echo(_line(reading.to_json()))
+
+
+def _one_line(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _line(doc: dict[str, Any]) -> str:
+    """A reading as one readable line: the category first, then what else the text gave."""
+    parts = [f"{doc['category']:<16}"]
+    if doc["argument"] is not None:
+        parts.append(f"argument: {_one_line(doc['argument'])}")
+    if doc["expected"] is not None:
+        parts.append(f"expected: {_one_line(doc['expected'])}")
+    if doc["retry_after_s"] is not None:
+        parts.append(f"retry after {doc['retry_after_s']:g} s")
+    if doc["instruction"] is not None:
+        call = doc["instruction"]
+        parts.append(f"asks to call: {_one_line(call['tool'])} {_one_line(call['arguments'])}")
+    parts.append("actionable" if doc["actionable"] else "not actionable")
+    return "  ".join(parts).rstrip()
+
+
+def _evaluate(split: str, fmt: str, misses: bool) -> None:
+    from harness.fixtures.corpus import STACKS, messages
+    from harness.reading import FIELDS, evaluate
+    from harness.reading._evaluate import disagreements
+
+    if misses and split != "train":
+        raise UserError("--misses lists texts, and only of the train split: the test split is held out")
+    records = messages(None if split == "all" else split)
+    result = evaluate(records, split=split)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    stacks = [s for s in STACKS if s in result.by_stack]
+    header = ["field", f"all ({result.messages})", *(f"{s} ({_size(result.by_stack[s])})" for s in stacks)]
+    rows = [header]
+    for field in FIELDS:
+        cells = [field, _cell(result.overall[field].correct, result.overall[field].total)]
+        cells += [_cell(result.by_stack[s][field].correct, result.by_stack[s][field].total) for s in stacks]
+        rows.append(cells)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    click.echo(f"reader against the hand annotations, split {split}: {result.messages} messages")
+    for row in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    click.echo(
+        "expected: equal after normalising (docs/reading.md); retry_after_s: within 0.5 s; null == null"
+    )
+    if misses:
+        for record, reading, wrong in disagreements(records):
+            click.echo(f"\n{getattr(record, 'id', '?')} ({record.stack}): {', '.join(wrong)}")
+            for field in wrong:
+                click.echo(
+                    f"  {field}: read {getattr(reading, field)!r}, annotated {getattr(record, field)!r}"
+                )
+            click.echo("  text: " + _one_line(record.text[:400]))
+
+
+def _size(scores: Mapping[str, Any]) -> int:
+    return int(next(iter(scores.values())).total)
+
+
+def _cell(correct: int, total: int) -> str:
+    if not total:
+        return "–"
+    accuracy = correct / total
+    return f"{accuracy:.2f} ({correct}/{total})" if not math.isnan(accuracy) else "–"

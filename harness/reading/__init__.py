@@ -1,0 +1,34 @@
+"""Reading tool error texts: what went wrong, which argument, what is valid, when to retry.
+
+A reader that never saw the harness's own fault templates: it knows how real servers and the
+libraries under them word their errors (zod, pydantic, jsonschema, Node's errno codes, HTTP
+clients, Go's wrapping), and it is measured against the hand-annotated corpus of real MCP
+servers' errors (``docs/corpus.md``, ``docs/reading.md``). It imports only the standard library.
+
+The public API::
+
+    read(text, *, arguments=None, tools=None) -> Reading
+    Reading(category, argument, expected, retry_after_s, actionable, instruction)
+    Instruction(tool, arguments)
+    CATEGORIES
+
+and, to measure it against annotated texts, ``evaluate(records)`` -> ``Evaluation`` (with
+``same_expected`` and ``agrees``, the field comparisons it uses).
+"""
+
+from harness.reading._evaluate import FIELDS, Evaluation, FieldScore, agrees, evaluate, same_expected
+from harness.reading._model import CATEGORIES, Instruction, Reading
+from harness.reading._reader import read
+
+__all__ = [
+    "CATEGORIES",
+    "FIELDS",
+    "Evaluation",
+    "FieldScore",
+    "Instruction",
+    "Reading",
+    "agrees",
+    "evaluate",
+    "read",
+    "same_expected",
+]

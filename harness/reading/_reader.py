@@ -1,0 +1,97 @@
+"""``read``: one error text in, one :class:`Reading` out.
+
+Theory of operation. The text is cleaned (terminal codes out, cut to a bounded length) and its
+wrappers peeled off ("MCP error -32602:", "Error executing tool x:", ...); JSON inside it is
+decoded. If a validation library wrote it (``_validators``), the first issue it lists decides:
+missing or bad, its path, its valid form. Otherwise the prose rules (``_prose``) decide the
+category, and the argument, the valid form and the wait are looked for in the words. Every step
+is a precompiled pattern; nothing is searched without a bound, and nothing raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from itertools import islice
+from typing import Any
+
+from harness.reading import _prose
+from harness.reading._model import Reading
+from harness.reading._text import body, clean, embedded, mask_quotes
+from harness.reading._validators import issues
+
+_UNKNOWN = Reading()
+
+
+def read(
+    text: str | None,
+    *,
+    arguments: Mapping[str, Any] | None = None,
+    tools: Collection[str] | None = None,
+) -> Reading:
+    """Read one error text.
+
+    ``arguments`` are the arguments of the call that failed: their names help to find the
+    argument a text names in its own words. ``tools`` are the tool names the reader knows: an
+    instruction must name one of them (without ``tools``, any snake_case or camelCase name after
+    call/invoke/run/execute/use counts).
+
+    >>> read("MCP error -32602: Expected array, received string at entities").to_json()["expected"]
+    'array'
+    >>> read("connect ECONNREFUSED 127.0.0.1:5432").category
+    'transient'
+    >>> read("").category
+    'unknown'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return _UNKNOWN
+    args = arguments if isinstance(arguments, Mapping) else None
+    known = tools if tools is not None and not isinstance(tools, str) else None
+    cleaned = clean(text)
+    found = embedded(cleaned)
+    words = body(cleaned)
+    if found.strings:
+        words = words + "\n" + "\n".join(body(clean(s)) for s in found.strings)
+    masked = mask_quotes(words)
+    order = _prose.instruction(words, known)
+
+    validation = issues(words, found.issue_lists)
+    if validation:
+        first = validation[0]
+        category = "missing_argument" if first.missing else "bad_argument"
+        keys = [str(k) for k in islice(args, _prose.MAX_KEYS)] if args else []
+        argument = first.path
+        if argument is not None and keys and argument not in keys:
+            argument = _resolve_path(argument, keys)
+        expected = first.expected
+        if expected is None and not first.missing:
+            expected = _prose.expected(words, category)
+        return Reading(
+            category=category,
+            argument=argument,
+            expected=expected,
+            retry_after_s=None,
+            actionable=_prose.actionable(words, category, True, expected) or first.path is not None,
+            instruction=order,
+        )
+
+    category, specific = _prose.category(words, masked)
+    expected = _prose.expected(words, category)
+    return Reading(
+        category=category,
+        argument=_prose.argument(words, masked, category, args),
+        expected=expected,
+        retry_after_s=_prose.retry_after(words, category),
+        actionable=_prose.actionable(words, category, specific, expected),
+        instruction=order,
+    )
+
+
+def _resolve_path(path: str, keys: list[str]) -> str:
+    """A top-level name the text gives in other words, spelt as the call spells it (a nested
+    path, ``edits[0].oldText``, is kept as the text gives it)."""
+    if "." in path or "[" in path:
+        return path
+    for key in keys:
+        if key.lower() == path.lower():
+            return key
+    return path
