@@ -76,7 +76,7 @@ from harness.sim.faults import (
     ToolFault,
 )
 from harness.sim.host import HOSTS, Host
-from harness.sim.outcome import completes, judge_record
+from harness.sim.outcome import completes, is_write, judge_record, record_arguments, satisfies
 from harness.sim.registry import make_agent
 from harness.sim.row import ENDS, ROW_COLUMNS, RPC_CODES, STATUSES, SessionResult, summary_row
 from harness.sim.scenario import Event, Scenario, Subgoal, load_scenario
@@ -633,6 +633,20 @@ class _Session:
             )
             self.trace.note(self.steps, done=self.subgoals[i].name)
 
+    def _recheck_writes(self) -> None:
+        """Undo the write subgoals whose record is no longer in the store (a damaging tool took it)."""
+        for i, goal in enumerate(self.subgoals):
+            if self.done_at[i] is None:
+                continue
+            writes = [o for o in goal.options if is_write(o)]
+            if writes and not any(
+                satisfies(goal, o, record_arguments(CATALOGUE[o.tool], record))
+                for o in writes
+                for record in CATALOGUE[o.tool].stored(self.world)
+            ):
+                self.done_at[i] = None
+                self.trace.note(self.steps, undone=goal.name)
+
     def _judge_store(self, spec: CatalogueTool) -> None:
         """Judge the records ``spec`` stored since the last look, in the order stored."""
         records = spec.stored(self.world)
@@ -762,6 +776,8 @@ class _Session:
             for spec in CATALOGUE.values():  # every write is judged by the store (none is left)
                 if len(spec.stored(self.world)) > self.stored_seen.get(spec.name, 0):
                     self._judge_store(spec)
+            if self.harmful:  # something was deleted: a write done earlier may be gone again
+                self._recheck_writes()
             self.trace.note(
                 self.steps,
                 end=self.end,
