@@ -64,6 +64,9 @@ class RuleResult:
     evidence: str | None = None
     """For a rule whose verdict needs it (``args.*``): what shows the server read the arguments, or
     why nothing does (then the verdict is ``inconclusive``)."""
+    reading: dict[str, Any] | None = None
+    """For an error a tool call provoked: what a reader can take from its text
+    (:func:`harness.reading.read`: category, argument, expected, retry_after_s, actionable)."""
 
 
 ERA_TITLES: dict[str, str] = {
@@ -206,7 +209,20 @@ def _did(row: RuleResult) -> Text:
         did.append("\n" + row.detail, style="dim")
     if row.evidence:
         did.append("\nevidence: " + row.evidence, style="dim")
+    if row.reading:
+        did.append("\na reader takes: " + describe_reading(row.reading), style="dim")
     return did
+
+
+def describe_reading(reading: dict[str, Any]) -> str:
+    """What a reader takes from an error text, in words: what it names, and what it leaves out."""
+    said = [str(reading.get("category"))]
+    said.append(f"argument {reading['argument']!r}" if reading.get("argument") else "no argument named")
+    said.append(f"valid form {reading['expected']!r}" if reading.get("expected") else "no valid form")
+    if reading.get("retry_after_s") is not None:
+        said.append(f"retry after {reading['retry_after_s']:g} s")
+    said.append("enough to act on" if reading.get("actionable") else "not enough to act on")
+    return ", ".join(said)
 
 
 def _stacked(row: RuleResult) -> Table:

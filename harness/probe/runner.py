@@ -341,4 +341,20 @@ def _row(rule: Rule, outcome: Outcome, negotiated: str | None, spoken: frozenset
         basis=basis(found, rule.reference, spec),
         negotiated=negotiated if negotiated != rule.version else None,
         evidence=outcome.evidence,
+        reading=_reading(rule.id, outcome),
     )
+
+
+_READ_RULES = ("tools.", "args.")
+"""Rules whose error is a tool call's: a reader (and a server author) can ask what its text says."""
+
+
+def _reading(rule_id: str, outcome: Outcome) -> dict[str, Any] | None:
+    """What a reader takes from a tool call's error text (the text after the call in ``detail``)."""
+    if not rule_id.startswith(_READ_RULES) or not outcome.label.startswith(("error", "isError")):
+        return None
+    from harness.reading import read
+
+    # ``detail`` may be the text shortened with an ellipsis: what a reader takes is then of the part shown.
+    text = outcome.detail.split(" -> ", 1)[-1].removeprefix("ERROR: ").rstrip("…")
+    return read(text).to_json() if text else None
