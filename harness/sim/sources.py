@@ -49,9 +49,11 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
-import httpx
+if TYPE_CHECKING:  # httpx loads on first use: a worker that never needs a real source skips it
+    import httpx
+
 
 TEMPLATE = "template"
 
@@ -233,6 +235,8 @@ UPSTREAM_HOST = "api.example.com"
 
 def upstream_url(tool: str, arguments: Mapping[str, Any]) -> str:
     """The URL a tool would have asked: ``https://api.example.com/<tool>?<arguments>``."""
+    import httpx
+
     return str(
         httpx.URL(f"https://{UPSTREAM_HOST}/v1/{tool}", params={k: str(v) for k, v in arguments.items()})
     )
@@ -245,6 +249,8 @@ def upstream_exception(
     kind: str, tool: str, arguments: Mapping[str, Any], retry_after_s: float | None = None
 ) -> httpx.HTTPError:
     """The real ``httpx`` exception a tool's upstream call raises for a fault of ``kind``."""
+    import httpx
+
     request = httpx.Request("GET", upstream_url(tool, arguments))
     status = _STATUS_OF.get(kind)
     if status is not None:
@@ -285,6 +291,8 @@ class Source:
 
 
 def _fastmcp_exception(tool: str, exc: httpx.HTTPError) -> str:
+    import httpx
+
     if isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code == 429:
         return "Rate limited by upstream API, please retry later"
     if isinstance(exc, httpx.TimeoutException):
