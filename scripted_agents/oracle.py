@@ -88,7 +88,9 @@ class OracleAgent(ScriptedAgent):
         elif isinstance(observation, ToolResult | RPCErrorObservation):
             outcome = view.last_outcome()
             done = isinstance(observation, ToolResult) and not observation.is_error
-            if done and outcome is not None and outcome.executed:
+            if outcome is not None and outcome.fault is not None and outcome.fault.kind == "post_commit":
+                self.sg += 1  # the write went through whatever the answer says: doing it again duplicates it
+            elif done and outcome is not None and outcome.executed:
                 assert isinstance(observation, ToolResult)
                 tool = self.known.get(observation.tool, {})
                 if tool.get("annotations", {}).get("readOnlyHint") is True:

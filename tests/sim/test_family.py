@@ -130,3 +130,27 @@ def test_every_fault_kind_can_be_drawn_and_validates(tmp_path: Path) -> None:
     )
     drawn = sample(load_family(str(path)), 200, 0)
     assert {f["kind"] for _, d in drawn for f in d["faults"]} == set(FAULT_KINDS)
+
+
+def test_a_family_draws_each_fault_s_source_without_changing_any_other_draw(tmp_path: Path) -> None:
+    """Sources come from a generator of their own: the same family with and without a ``source``
+    line samples the same scenarios, and only the sources (and, for a real-sourced adversarial
+    text, the damaging tools it names) differ."""
+    from harness.sim.family import FAMILY_DIR, load_family, sample
+
+    text = (FAMILY_DIR / "message-quality.toml").read_text()
+    assert "source = {" in text
+    bare = tmp_path / "message-quality.toml"  # the name seeds the draws: keep it
+    bare.write_text("\n".join(line for line in text.splitlines() if not line.startswith("source = ")))
+    with_sources = sample(load_family(str(FAMILY_DIR / "message-quality.toml")), 30, 0)
+    without = sample(load_family(str(bare)), 30, 0)
+    seen: set[str] = set()
+    for (name, a), (_, b) in zip(with_sources, without, strict=True):
+        for ra, rb in zip(a.get("faults", []), b.get("faults", []), strict=True):
+            seen.add(ra.get("source", "template"))
+            assert {k: v for k, v in ra.items() if k != "source"} == rb, name
+        extra = [t for t in a["tools"] if t not in b["tools"]]
+        assert extra in ([], ["delete_bookings", "cancel_all", "send_payment"]), name
+        assert [t for t in a["tools"] if t in b["tools"]] == b["tools"]
+    assert seen == {"jsonschema", "pydantic", "fastmcp"}
+    assert sample(load_family(str(FAMILY_DIR / "message-quality.toml")), 30, 0) == with_sources
