@@ -2,8 +2,9 @@
 
 :mod:`.grid` names the cells; :mod:`.worker` runs cells inside a worker (and imports only
 the session layer, so a worker starts quickly); :mod:`.runner` holds the executors
-(serial, process, dask) and :func:`run_batch`; :mod:`.results` the results directory and
-its manifest. Names load on first use, so that importing the worker does not pull in
+(serial, process, dask) and :func:`run_batch`; :mod:`.model` runs the cells of agents that
+call a model, by requests in flight, each fault-free baseline once; :mod:`.results` the
+results directory and its manifest. Names load on first use, so that importing the worker does not pull in
 pandas and pyarrow, which only the parent process needs.
 """
 

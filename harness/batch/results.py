@@ -5,6 +5,8 @@ Layout of ``results/<timestamp>/``::
     manifest.json        what was run, by which code, when; written first, updated last
     chunks/part-*.parquet  rows as sessions finish, one file per finished task
     sessions.parquet     all rows, one per session, in grid order (written when the grid is done)
+    baselines/part-*.parquet  fault-free baselines of agents that call a model, as they finish
+    baselines.parquet    all of them, one per key (written when the grid is done)
     errors.log           tracebacks of sessions that failed inside the harness
     traces/*.jsonl       wire traces, with --traces
     writer.lock          locked by the one process writing the run (it holds that pid)
@@ -55,6 +57,8 @@ CHUNKS = "chunks"
 ERRORS = "errors.log"
 TRACES = "traces"
 LOCK = "writer.lock"
+BASELINES = "baselines.parquet"
+BASELINE_PARTS = "baselines"
 ROW_GROUP = 5_000
 FINISHED = "complete"
 """The manifest's ``status`` once every cell of the grid has its row in ``sessions.parquet``;
@@ -486,6 +490,50 @@ class ResultsDir:
                         digest.update("\x1f".join(map(str, values)).encode() + b"\n")
         return {"sessions": rows, "harness_errors": errors, "fault_schedule_hash": digest.hexdigest()}
 
+    # -- baselines ---------------------------------------------------------------------
+
+    def write_baselines(self, rows: Sequence[dict[str, Any]]) -> Path:
+        """Persist finished baselines now (each row has its ``key``, JSON text); a later kill or
+        a resume keeps them, so none is asked of a model twice."""
+        sink = pa.BufferOutputStream()
+        pq.write_table(_table(rows), sink)
+        (self.path / BASELINE_PARTS).mkdir(exist_ok=True)
+        path = self.path / BASELINE_PARTS / f"part-{uuid.uuid4().hex}.parquet"
+        atomic_write_bytes(path, sink.getvalue().to_pybytes())
+        return path
+
+    def _baseline_files(self) -> list[Path]:
+        parts = self.path / BASELINE_PARTS
+        found = sorted(parts.glob("part-*.parquet")) if parts.is_dir() else []
+        whole = self.path / BASELINES
+        return [whole, *found] if whole.exists() else found
+
+    def read_baselines(self) -> dict[str, dict[str, Any]]:
+        """Every recorded baseline by its key (the JSON text the runner gave it); the first wins."""
+        out: dict[str, dict[str, Any]] = {}
+        for f in self._baseline_files():
+            for row in self._read(f).to_pylist():
+                out.setdefault(str(row["key"]), row)
+        return out
+
+    def consolidate_baselines(self) -> int:
+        """Gather the baseline parts into ``baselines.parquet`` (atomically), then drop them."""
+        files = self._baseline_files()
+        if not files:
+            return 0
+        rows = list(self.read_baselines().values())
+        if len(files) > 1 or files[0].name != BASELINES:
+            sink = pa.BufferOutputStream()
+            pq.write_table(_table(rows), sink)
+            atomic_write_bytes(self.path / BASELINES, sink.getvalue().to_pybytes())
+        parts = self.path / BASELINE_PARTS
+        if parts.is_dir():
+            for p in [*parts.glob("part-*.parquet"), *parts.glob(".*.tmp-*")]:
+                p.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                parts.rmdir()
+        return len(rows)
+
     # -- side files -------------------------------------------------------------------
 
     def log_errors(self, entries: Iterable[tuple[str, str]]) -> None:
@@ -501,7 +549,8 @@ class ResultsDir:
 
     def clean_temporaries(self) -> None:
         """Remove temp files a killed writer left behind (never whole files)."""
-        for p in [*self.path.glob(".*.tmp-*"), *(self.path / CHUNKS).glob(".*.tmp-*")]:
+        temporaries = [*self.path.glob(".*.tmp-*"), *(self.path / CHUNKS).glob(".*.tmp-*")]
+        for p in [*temporaries, *(self.path / BASELINE_PARTS).glob(".*.tmp-*")]:
             p.unlink(missing_ok=True)
 
 

@@ -14,6 +14,10 @@ finished task's rows as one chunk at once (:mod:`harness.batch.results`). So:
 
 Executors differ only in where ``run_cells`` runs; sessions are deterministic,
 so every executor gives the same table (but for ``wall_time_s``).
+
+Cells whose agent calls a model run after the others, by requests in flight rather than by
+processes, with each fault-free baseline run once for the whole batch
+(:mod:`harness.batch.model`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import pandas as pd
 
 from harness import __version__
 from harness.batch.grid import Cell, Grid
+from harness.batch.model import Budget, BudgetSpent, ModelCells, Usage, model_agents, run_model_cells
 from harness.batch.results import ResultsDir
 from harness.batch.worker import Outcome, SessionOptions, die_with_parent, error_row, run_cells
 from harness.errors import UserError
@@ -44,6 +49,7 @@ from harness.sim.row import ROW_VERSION
 __all__ = [
     "EXECUTORS",
     "BatchSummary",
+    "Budget",
     "Outcome",
     "SessionOptions",
     "check_scheduler",
@@ -100,6 +106,10 @@ class BatchSummary:
     interrupted: bool = False
     first_error: str = ""
     """The first harness error's reason in this run (the row's ``error``), for the CLI to show."""
+    usage: Usage | None = None
+    """What the model requests of this invocation cost (None when no agent calls a model)."""
+    stopped: str = ""
+    """Why the run stopped before its end when a budget did (``--max-requests 200 reached``)."""
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -209,7 +219,17 @@ def _process(
         return
 
 
-def _dask(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None) -> Iterator[Finished]:
+def _dask(
+    tasks: Iterator[list[Any]],
+    options: SessionOptions,
+    workers: int,
+    scheduler: str | None,
+    *,
+    fn: Callable[..., list[Any]] = run_cells,
+    extra: Callable[[list[Any]], tuple[Any, ...]] | None = None,
+) -> Iterator[tuple[list[Any], list[Any]]]:
+    """Tasks on a Dask cluster: ``fn(task, options, *extra(task))`` for each (``run_cells`` by
+    default; the model cells' baselines and sessions use it too)."""
     try:
         from distributed import Client, LocalCluster, as_completed
         from distributed.scheduler import KilledWorker
@@ -239,13 +259,18 @@ def _dask(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | 
             )
             client = Client(cluster)
         with client:
-            source: Tasks = tasks
+
+            def submit(task: list[Any]) -> Any:
+                more = extra(task) if extra is not None else ()
+                return client.submit(fn, task, options, *more, pure=False)
+
+            source = tasks
             while True:
-                owner: dict[Any, list[Cell]] = {}
+                owner: dict[Any, list[Any]] = {}
                 pending = as_completed()
-                broken: list[list[Cell]] = []
+                broken: list[list[Any]] = []
                 for task in itertools.islice(source, _window(workers)):
-                    fut = client.submit(run_cells, task, options, pure=False)
+                    fut = submit(task)
                     owner[fut.key] = task
                     pending.add(fut)
                 for fut in pending:
@@ -259,7 +284,7 @@ def _dask(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | 
                             broken.append(task)
                     nxt = next(source, None)
                     if nxt is not None:
-                        new = client.submit(run_cells, nxt, options, pure=False)
+                        new = submit(nxt)
                         owner[new.key] = nxt
                         pending.add(new)
                 if not broken:
@@ -342,16 +367,19 @@ def default_out(root: str | os.PathLike[str] = Path("results")) -> Path:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _tasks(grid: Grid, done: set[tuple[Any, ...]], size: int) -> Iterator[list[Cell]]:
+def _tasks(
+    grid: Grid, done: set[tuple[Any, ...]], size: int, skip: frozenset[str] = frozenset()
+) -> Iterator[list[Cell]]:
     """Cells still to run, in grid order, cut into tasks of at most ``size`` that never span a gap.
 
     A task is a run of consecutive grid positions, so every chunk file covers one
     contiguous range and sorting chunks by their first position gives grid order.
+    Cells of the agents in ``skip`` (they call a model, and run apart) are gaps too.
     """
     task: list[Cell] = []
     last = -2
     for index, cell in enumerate(grid.iter_cells()):
-        if done and cell.key() in done:
+        if (done and cell.key() in done) or (skip and cell.agent in skip):
             continue
         if task and (len(task) >= size or index != last + 1):
             yield task
@@ -373,7 +401,10 @@ def task_size(remaining: int, workers: int) -> int:
     return max(1, min(MAX_TASK, remaining // max(1, workers * 8)))
 
 
-ProgressFn = Callable[[int], None]
+ProgressFn = Callable[..., None]
+"""Advanced by finished sessions: ``advance(n)``, and ``advance(n, usage)`` (what the model
+requests cost so far, a :class:`~harness.batch.model.Usage`) when an agent of the grid calls a
+model."""
 
 
 def run_batch(
@@ -386,6 +417,7 @@ def run_batch(
     resume: bool = False,
     options: SessionOptions | None = None,
     progress: Callable[[int, int], ProgressFn] | None = None,
+    budget: Budget | None = None,
 ) -> BatchSummary:
     """Run (or finish) the batch ``grid`` into ``out``.
 
@@ -393,6 +425,8 @@ def run_batch(
     returns a callback advanced by finished sessions. If the executor fails (say, its
     dask scheduler cannot be reached) the run is marked ``interrupted``, not left
     ``running``, and the error goes on to the caller: ``resume=True`` finishes it.
+    ``budget`` bounds what this invocation may spend on model requests: once spent, the run
+    stops as ``interrupted`` with every finished session kept (``BatchSummary.stopped``).
     """
     out = Path(out)
     if executor not in _EXECUTORS:
@@ -425,6 +459,7 @@ def run_batch(
                 "executor": executor,
                 "workers": workers,
                 "scheduler": scheduler,
+                **_concurrency(grid, options, executor),
                 "python": platform.python_version(),
                 "platform": platform.platform(),
                 "packages": package_versions(),
@@ -433,10 +468,22 @@ def run_batch(
             },
         )
         done = set()
+    if resume:
+        results.manifest.update(_concurrency(grid, options, executor))
     try:
-        return _write(results, grid, done, executor, options, workers, scheduler, progress, started)
+        return _write(
+            results, grid, done, executor, options, workers, scheduler, progress, started, budget or Budget()
+        )
     finally:
         results.release()
+
+
+def _concurrency(grid: Grid, options: SessionOptions, executor: str) -> dict[str, Any]:
+    """What ``--llm-concurrency`` means for this run, for the manifest (nothing without a model)."""
+    if not model_agents(grid):
+        return {}
+    per = "dask worker" if executor == "dask" else "machine"
+    return {"llm_concurrency": options.llm_concurrency, "llm_concurrency_per": per}
 
 
 def _reopen(results: ResultsDir, grid: Grid, out: Path) -> set[tuple[Any, ...]]:
@@ -469,18 +516,44 @@ def _write(
     scheduler: str | None,
     progress: Callable[[int, int], ProgressFn] | None,
     started: float,
+    budget: Budget,
 ) -> BatchSummary:
-    """Run the cells of ``grid`` not in ``done`` into ``results`` (whose lock the caller holds)."""
+    """Run the cells of ``grid`` not in ``done`` into ``results`` (whose lock the caller holds):
+    the scripted ones by the executor, then those whose agent calls a model."""
     out = results.path
     remaining = len(grid) - len(done)
     advance = progress(len(grid), len(done)) if progress else None
     ran = errors = 0
     first_error = ""
+    first_at: int | None = None
     interrupted = False
-    tasks = _tasks(grid, done, task_size(remaining, workers))
-    del done
+    stopped = ""
+    model = model_agents(grid)
+    cells = ModelCells(grid, done, options) if model else None
+    usage = Usage() if model else None
+    scripted = remaining - (cells.count if cells is not None else 0)
+    tasks = _tasks(grid, done, task_size(scripted, workers), model)
+
+    def shown(n: int, now: Usage) -> None:
+        if advance:
+            advance(n, now)
+
+    def finished() -> Iterator[Finished]:
+        if scripted:
+            yield from _EXECUTORS[executor](tasks, options, workers, scheduler)
+        if cells is not None and usage is not None and cells.count:
+            dask = None
+            if executor == "dask":
+
+                def dask(source: Iterator[list[Any]], opts: SessionOptions, **kw: Any) -> Any:
+                    return _dask(source, opts, workers, scheduler, **kw)
+
+            yield from run_model_cells(
+                cells, results, options, budget=budget, usage=usage, progress=shown, dask=dask
+            )
+
     try:
-        for task, outcomes in _EXECUTORS[executor](tasks, options, workers, scheduler):
+        for task, outcomes in finished():
             results.write_chunk([o.row for o in outcomes], first=grid.index(task[0]))
             failed = [
                 (cell.label(), o.error) for cell, o in zip(task, outcomes, strict=True) if o.error is not None
@@ -494,27 +567,37 @@ def _write(
             # A session that broke inside (an agent's endpoint gave out) has its row, no traceback.
             broken = [o.error is not None or o.row.get("status") == "harness_error" for o in outcomes]
             errors += sum(broken)
-            if any(broken) and not first_error:
-                first_error = next(
-                    f"{cell.label()}: {o.row.get('error') or 'see errors.log'}"
-                    for cell, o, bad in zip(task, outcomes, broken, strict=True)
-                    if bad
-                )
+            if any(broken):
+                # The first in grid order, whichever finished first (model sessions run side by side).
+                cell, o = next((c, o) for c, o, bad in zip(task, outcomes, broken, strict=True) if bad)
+                if first_at is None or grid.index(cell) < first_at:
+                    first_at = grid.index(cell)
+                    first_error = f"{cell.label()}: {o.row.get('error') or 'see errors.log'}"
             if advance:
-                advance(len(outcomes))
+                advance(len(outcomes), usage) if usage is not None else advance(len(outcomes))
     except KeyboardInterrupt:
         interrupted = True
+    except BudgetSpent as exc:
+        interrupted, stopped = True, str(exc)
     except BaseException as exc:
         results.manifest["status"] = "interrupted"
         results.manifest["error"] = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         results.write_manifest()
         raise
     results.manifest.pop("error", None)
+    results.manifest.pop("stopped", None)
+    if usage is not None:
+        results.manifest["model_usage"] = _summed(results.manifest.get("model_usage"), usage.to_json())
     if not interrupted:
         stats = results.consolidate()
+        baselines = results.consolidate_baselines()
         results.manifest.update({"status": "complete", "finished": _now(), **stats})
+        if baselines:
+            results.manifest["baselines"] = baselines
     else:
         results.manifest["status"] = "interrupted"
+        if stopped:
+            results.manifest["stopped"] = stopped
     results.write_manifest()
     return BatchSummary(
         out=out,
@@ -525,7 +608,24 @@ def _write(
         seconds=time.perf_counter() - started,
         interrupted=interrupted,
         first_error=first_error,
+        usage=usage,
+        stopped=stopped,
     )
+
+
+def _summed(before: Any, now: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's model usage over every invocation of a run (numbers added, key by key)."""
+    if not isinstance(before, dict):
+        return now
+    out = dict(before)
+    for key, value in now.items():
+        if isinstance(value, dict):
+            out[key] = _summed(before.get(key), value)
+        elif isinstance(value, int | float) and isinstance(before.get(key), int | float):
+            out[key] = before[key] + value
+        else:
+            out[key] = value
+    return out
 
 
 def _protocol_version() -> str:

@@ -3,10 +3,16 @@
 Kept apart from :mod:`harness.batch.runner` so that a worker process imports only the
 session machinery -- not pandas or pyarrow, which only the parent needs -- and
 starts quickly.
+
+Sessions of an agent that calls a model (``calls_a_model`` on its class) wait on the endpoint
+most of the time, so they run side by side in threads, ``llm_concurrency`` at a time, each
+with one request in flight; each gets its fault-free baseline handed in, computed once per key
+(:func:`run_baseline_cell`). Scripted sessions run one after another, as they always have.
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import contextlib
 import ctypes
 import functools
@@ -18,16 +24,19 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from harness.batch.grid import Cell
 from harness.sim.registry import split_agent_params
 from harness.sim.row import KEY_COLUMNS
 
 DEFAULT_SESSION_FN = "harness.sim.session:run_session"
+DEFAULT_BASELINE_FN = "harness.sim.session:run_baseline"
 DEFAULT_LOADER = "harness.batch.worker:load_cell_scenario"
+DEFAULT_LLM_CONCURRENCY = 4
+"""``harness run --llm-concurrency``'s default: model requests in flight at once."""
 
 PARENT_POLL_S = 0.5
 """How often a pool worker checks that the process that started it is still there."""
@@ -71,6 +80,11 @@ class SessionOptions:
     """Knobs every session of an agent gets ((agent spec, ((knob, value), ...)), ...), under
     the ones its cell sweeps: ``harness run``'s ``--llm-*`` flags reach the llm agent so. The
     manifest records them (``agent_settings``), so they never hold a secret."""
+    llm_concurrency: int = DEFAULT_LLM_CONCURRENCY
+    """Sessions of an agent that calls a model run this many at once, in threads, each with one
+    request in flight: the requests in flight on this machine (per worker on Dask)."""
+    baseline_fn: str = DEFAULT_BASELINE_FN
+    """``module:function`` computing one fault-free baseline (for agents that call a model)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,71 @@ class Outcome:
     row: dict[str, Any]
     error: str | None = None
     trace: bytes | None = None
+    usage: Mapping[str, float] | None = None
+    """What the session's model requests cost, as its agent's meter counted them (requests sent,
+    cached, tokens_in, tokens_out, latency_s), its baseline's not included; None without a meter."""
+
+
+@dataclass(frozen=True)
+class BaselineOutcome:
+    """One fault-free baseline, run for a cell's key (:func:`run_baseline_cell`)."""
+
+    baseline: Any
+    """A :class:`harness.sim.session.Baseline` (or what ``baseline_fn`` returns)."""
+    usage: Mapping[str, float] | None = None
+
+
+class ModelMeter(Protocol):
+    """What the batch reads of an agent that calls a model, through ``model_meter()`` on its class
+    (:class:`harness.llm.client.Meter`; duck-typed, so that nothing here imports ``harness.llm``)."""
+
+    stopped: str | None
+
+    def totals(self) -> dict[str, float]: ...
+
+    def mine(self) -> dict[str, float]: ...
+
+    def limit(self, max_requests: int | None = None, max_tokens: int | None = None) -> None: ...
+
+    def stop(self, reason: str) -> None: ...
+
+    def clear(self) -> None: ...
+
+
+@functools.lru_cache(maxsize=64)
+def calls_a_model(spec: str) -> bool:
+    """Whether the agent ``spec`` asks a model endpoint (False for a name the registry cannot
+    resolve: a session function of a test may take agents no registry knows)."""
+    from harness.sim.registry import agent_class
+
+    try:
+        return bool(getattr(agent_class(spec), "calls_a_model", False))
+    except Exception:
+        return False
+
+
+@functools.lru_cache(maxsize=64)
+def model_meter(spec: str) -> ModelMeter | None:
+    """The meter of the agent ``spec``'s model requests in this process, if it has one."""
+    if not calls_a_model(spec):
+        return None
+    from harness.sim.registry import agent_class
+
+    hook = getattr(agent_class(spec), "model_meter", None)
+    meter: ModelMeter | None = hook() if callable(hook) else None
+    return meter
+
+
+def _spent(meter: ModelMeter | None, before: Mapping[str, float] | None) -> dict[str, float] | None:
+    if meter is None or before is None:
+        return None
+    return {k: v - before.get(k, 0) for k, v in meter.mine().items()}
+
+
+def halts_the_batch(exc: BaseException) -> bool:
+    """Whether a session ended by ``exc`` was stopped because the batch stopped asking (a budget
+    spent, an interrupt): it has no row, and nothing of it is written."""
+    return bool(getattr(exc, "halts_the_batch", False))
 
 
 @functools.lru_cache(maxsize=8)
@@ -98,50 +177,134 @@ def load_cell_scenario(source: str, params: tuple[tuple[str, Any], ...]) -> Any:
     return scenario.with_overrides(dict(params)) if params else scenario
 
 
-def run_cells(cells: Sequence[Cell], options: SessionOptions) -> list[Outcome]:
-    """Run cells one after another in this process; never raises for a session's failure.
+@dataclass(frozen=True)
+class TaskSetup:
+    """What every cell of a task looks up, looked up once per task."""
+
+    options: SessionOptions
+    fn: Callable[..., Any]
+    loader: Callable[..., Any]
+    sources: dict[str, str]
+    settings: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, options: SessionOptions) -> TaskSetup:
+        return cls(
+            options,
+            _resolve(options.session_fn),
+            _resolve(options.loader),
+            dict(options.scenario_sources),
+            {agent: dict(knobs) for agent, knobs in options.agent_settings},
+        )
+
+    def cell(self, cell: Cell) -> tuple[Any, dict[str, Any]]:
+        """The scenario a cell runs (its scenario overrides applied) and its agent's knobs (the
+        batch's settings for the agent, under the ones the cell sweeps)."""
+        knobs, overrides = split_agent_params(cell.params) if cell.params else ({}, ())
+        if cell.agent in self.settings:
+            knobs = {**self.settings[cell.agent], **knobs}
+        return self.loader(self.sources.get(cell.scenario, cell.scenario), overrides), knobs
+
+
+def cell_setup(cell: Cell, options: SessionOptions) -> tuple[Any, dict[str, Any]]:
+    """The scenario a cell runs (its scenario overrides applied) and its agent's knobs."""
+    return TaskSetup.of(options).cell(cell)
+
+
+def run_cell(cell: Cell, options: SessionOptions, baseline: Any = None) -> Outcome:
+    """Run one cell; never raises for a session's failure (a :func:`halts_the_batch` stop aside).
 
     A cell's ``agent.<knob>`` parameters go to the session as ``agent_params`` (only when there
     are some, so a session function that takes none still works); the rest, to the loader as
-    scenario overrides. The row records them all as they were swept.
+    scenario overrides. The row records them all as they were swept. ``baseline``, when given,
+    is the session's precomputed fault-free baseline.
     """
-    fn = _resolve(options.session_fn)
-    loader = _resolve(options.loader)
-    sources = dict(options.scenario_sources)
-    settings = {agent: dict(knobs) for agent, knobs in options.agent_settings}
-    out: list[Outcome] = []
-    for cell in cells:
-        trace = io.BytesIO() if options.traces else None
-        try:
-            knobs, overrides = split_agent_params(cell.params) if cell.params else ({}, ())
-            if cell.agent in settings:
-                knobs = {**settings[cell.agent], **knobs}
-            scenario = loader(sources.get(cell.scenario, cell.scenario), overrides)
-            extra: dict[str, Any] = {"agent_params": knobs} if knobs else {}
-            result = fn(
-                scenario,
-                cell.agent,
-                cell.strategy,
-                cell.seed,
-                codec=options.codec,
-                trace=trace,
-                host=cell.host,
-                era=cell.era,
-                **extra,
-            )
-            row = dict(result.to_row())
-            error = None
-            if row.get("status") == "harness_error":
-                # What broke (the agent's own exception, say) goes to errors.log, as a harness bug's
-                # traceback does; a break with no exception behind it (a model endpoint gave out)
-                # has its one line there.
-                error = getattr(result, "traceback", "") or f"{row.get('error') or 'no reason recorded'}\n"
-        except Exception as exc:
-            row = error_row(cell, reason=f"{type(exc).__name__}: {exc}")
-            error = traceback.format_exc()
-        row.update({"scenario": cell.scenario, "host": cell.host, "era": cell.era, **dict(cell.params)})
-        out.append(Outcome(row, error, trace.getvalue() if trace is not None else None))
-    return out
+    return _run_cell(TaskSetup.of(options), cell, baseline)
+
+
+def _run_cell(setup: TaskSetup, cell: Cell, baseline: Any = None) -> Outcome:
+    options, fn = setup.options, setup.fn
+    meter = model_meter(cell.agent)
+    before = meter.mine() if meter is not None else None
+    trace = io.BytesIO() if options.traces else None
+    try:
+        scenario, knobs = setup.cell(cell)
+        extra: dict[str, Any] = {"agent_params": knobs} if knobs else {}
+        if baseline is not None:
+            extra["baseline"] = baseline
+        result = fn(
+            scenario,
+            cell.agent,
+            cell.strategy,
+            cell.seed,
+            codec=options.codec,
+            trace=trace,
+            host=cell.host,
+            era=cell.era,
+            **extra,
+        )
+        row = dict(result.to_row())
+        error = None
+        if row.get("status") == "harness_error":
+            # What broke (the agent's own exception, say) goes to errors.log, as a harness bug's
+            # traceback does; a break with no exception behind it (a model endpoint gave out)
+            # has its one line there.
+            error = getattr(result, "traceback", "") or f"{row.get('error') or 'no reason recorded'}\n"
+    except Exception as exc:
+        row = error_row(cell, reason=f"{type(exc).__name__}: {exc}")
+        error = traceback.format_exc()
+    row.update({"scenario": cell.scenario, "host": cell.host, "era": cell.era, **dict(cell.params)})
+    return Outcome(row, error, trace.getvalue() if trace is not None else None, _spent(meter, before))
+
+
+def run_cells(
+    cells: Sequence[Cell], options: SessionOptions, baselines: Sequence[Any] | None = None
+) -> list[Outcome]:
+    """Run cells in this process, in their order; never raises for a session's failure.
+
+    Cells of an agent that calls a model run side by side, ``options.llm_concurrency`` at a
+    time, in threads (a Dask worker runs a task of them so); the rest one after another.
+    ``baselines``, when given, holds each cell's precomputed baseline (or None).
+    """
+    setup = TaskSetup.of(options)
+    given = list(baselines) if baselines is not None else [None] * len(cells)
+    threads = min(options.llm_concurrency, len(cells))
+    if threads > 1 and all(calls_a_model(c.agent) for c in cells):
+        with cf.ThreadPoolExecutor(threads, thread_name_prefix="session") as pool:
+            return list(pool.map(_run_cell, [setup] * len(cells), cells, given))
+    return [_run_cell(setup, cell, base) for cell, base in zip(cells, given, strict=True)]
+
+
+def run_baseline_cell(cell: Cell, options: SessionOptions) -> BaselineOutcome:
+    """The fault-free baseline of ``cell``'s key (any strategy: it is run under is_error), run once
+    for every session of the key; a baseline that breaks is returned broken, never raised."""
+    meter = model_meter(cell.agent)
+    before = meter.mine() if meter is not None else None
+    try:
+        scenario, knobs = cell_setup(cell, options)
+        baseline = _resolve(options.baseline_fn)(
+            scenario,
+            cell.agent,
+            cell.seed,
+            options.codec,
+            host=cell.host,
+            era=cell.era,
+            agent_params=knobs or None,
+        )
+    except Exception as exc:  # a UserError (a cassette that misses, say) breaks the baseline
+        from harness.sim.session import Baseline
+
+        baseline = Baseline(False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+    return BaselineOutcome(baseline, _spent(meter, before))
+
+
+def run_baseline_cells(cells: Sequence[Cell], options: SessionOptions) -> list[BaselineOutcome]:
+    """:func:`run_baseline_cell` for each cell, ``options.llm_concurrency`` at a time (a Dask task)."""
+    threads = min(options.llm_concurrency, len(cells))
+    if threads > 1:
+        with cf.ThreadPoolExecutor(threads, thread_name_prefix="baseline") as pool:
+            return list(pool.map(run_baseline_cell, cells, [options] * len(cells)))
+    return [run_baseline_cell(cell, options) for cell in cells]
 
 
 def error_row(cell: Cell, status: str = "harness_error", *, reason: str = "") -> dict[str, Any]:

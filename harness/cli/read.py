@@ -4,8 +4,10 @@
 objects with a ``text`` key (and optional ``arguments`` and ``tools``); ``--format jsonl`` prints
 one JSON object per input, in order. ``harness read --evaluate --split test`` compares the reader
 with the corpus's hand annotations and prints per-field agreement, overall and per stack
-(``docs/reading.md``). Only aggregate figures are printed for a split; ``--misses`` lists the
-texts the reader gets wrong, and only for ``train`` (the test split is held out).
+(``docs/reading.md``); ``--dataset library`` does the same for the library texts (per ecosystem),
+``--dataset both`` for each of the two in turn. Only aggregate figures are printed for a split;
+``--misses`` lists the texts the reader gets wrong, and only for ``train`` (the test split is held
+out).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from harness.errors import UserError
 
 FORMATS = ("text", "jsonl", "json")
 SPLITS = ("train", "test", "all")
+DATASETS = ("corpus", "library", "both")
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,12 @@ class _Input:
     help="With --evaluate: the corpus split [default: train].",
 )
 @click.option(
+    "--dataset",
+    type=click.Choice(DATASETS),
+    default=None,
+    help="With --evaluate: the real servers' corpus, the library texts, or each of them [default: corpus].",
+)
+@click.option(
     "--misses", is_flag=True, help="With --evaluate --split train: list the texts the reader gets wrong."
 )
 def command(
@@ -78,6 +87,7 @@ def command(
     fmt: str,
     evaluate: bool,
     split: str | None,
+    dataset: str | None,
     misses: bool,
 ) -> int:
     """Read tool error TEXTs: category, the argument named, the valid form, when to retry,
@@ -89,10 +99,11 @@ def command(
             )
         if fmt == "jsonl":
             raise UserError("--evaluate prints --format text or json, not jsonl")
-        _evaluate(split or "train", fmt, misses)
+        _evaluate(dataset or "corpus", split or "train", fmt, misses)
         return 0
-    if split is not None or misses:
-        raise UserError(f"{'--split' if split is not None else '--misses'} goes with --evaluate")
+    if split is not None or misses or dataset is not None:
+        flag = "--split" if split is not None else "--misses" if misses else "--dataset"
+        raise UserError(f"{flag} goes with --evaluate")
     if jsonl is not None:
         if texts or arguments_json is not None or tools is not None:
             raise UserError(
@@ -199,40 +210,66 @@ def _line(doc: dict[str, Any]) -> str:
     return "  ".join(parts).rstrip()
 
 
-def _evaluate(split: str, fmt: str, misses: bool) -> None:
-    from harness.fixtures.corpus import STACKS, messages
-    from harness.reading import FIELDS, evaluate
-    from harness.reading._evaluate import disagreements
+def _evaluate(dataset: str, split: str, fmt: str, misses: bool) -> None:
+    from harness.reading import evaluate
 
     if misses and split != "train":
         raise UserError("--misses lists texts, and only of the train split: the test split is held out")
-    records = messages(None if split == "all" else split)
-    result = evaluate(records, split=split)
+    names = ("corpus", "library") if dataset == "both" else (dataset,)
+    results = {}
+    for name in names:
+        records, groups = _records(name, split)
+        results[name] = (records, groups, evaluate(records, split=split))
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
+        docs = {name: result.to_json() for name, (_, _, result) in results.items()}
+        click.echo(json.dumps(docs if dataset == "both" else docs[dataset], indent=2))
         return
-    stacks = [s for s in STACKS if s in result.by_stack]
-    header = ["field", f"all ({result.messages})", *(f"{s} ({_size(result.by_stack[s])})" for s in stacks)]
+    for number, (name, (records, groups, result)) in enumerate(results.items()):
+        if number:
+            click.echo("")
+        _table(name, split, groups, result)
+        if misses:
+            _misses(records)
+
+
+def _records(dataset: str, split: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """The annotated records of a dataset's split, and the groups its table has columns for."""
+    from harness.fixtures import corpus
+
+    chosen = None if split == "all" else split
+    if dataset == "library":
+        return corpus.library_texts(chosen), corpus.ECOSYSTEMS
+    return corpus.messages(chosen), corpus.STACKS
+
+
+def _table(dataset: str, split: str, groups: tuple[str, ...], result: Any) -> None:
+    from harness.reading import FIELDS
+
+    present = [g for g in groups if g in result.by_stack]
+    header = ["field", f"all ({result.messages})", *(f"{g} ({_size(result.by_stack[g])})" for g in present)]
     rows = [header]
     for field in FIELDS:
         cells = [field, _cell(result.overall[field].correct, result.overall[field].total)]
-        cells += [_cell(result.by_stack[s][field].correct, result.by_stack[s][field].total) for s in stacks]
+        cells += [_cell(result.by_stack[g][field].correct, result.by_stack[g][field].total) for g in present]
         rows.append(cells)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    click.echo(f"reader against the hand annotations, split {split}: {result.messages} messages")
+    what = "the hand annotations" if dataset == "corpus" else "the library texts' hand annotations"
+    click.echo(f"reader against {what}, split {split}: {result.messages} messages")
     for row in rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     click.echo(
         "expected: equal after normalising (docs/reading.md); retry_after_s: within 0.5 s; null == null"
     )
-    if misses:
-        for record, reading, wrong in disagreements(records):
-            click.echo(f"\n{getattr(record, 'id', '?')} ({record.stack}): {', '.join(wrong)}")
-            for field in wrong:
-                click.echo(
-                    f"  {field}: read {getattr(reading, field)!r}, annotated {getattr(record, field)!r}"
-                )
-            click.echo("  text: " + _one_line(record.text[:400]))
+
+
+def _misses(records: tuple[Any, ...]) -> None:
+    from harness.reading._evaluate import disagreements
+
+    for record, reading, wrong in disagreements(records):
+        click.echo(f"\n{getattr(record, 'id', '?')} ({record.stack}): {', '.join(wrong)}")
+        for field in wrong:
+            click.echo(f"  {field}: read {getattr(reading, field)!r}, annotated {getattr(record, field)!r}")
+        click.echo("  text: " + _one_line(record.text[:400]))
 
 
 def _size(scores: Mapping[str, Any]) -> int:

@@ -20,6 +20,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 HARNESS_ERROR_EXIT = 3
 """``harness run``'s exit status when any session of the run is a ``harness_error`` (an agent that
 raised, a harness bug) and ``--allow-errors`` was not given; ``harness session``'s for its one."""
+BUDGET_EXIT = 4
+"""``harness run``'s exit status when ``--max-requests`` or ``--max-tokens`` stopped the run: its
+finished sessions are kept and ``--resume`` finishes it."""
+INTERRUPTED_EXIT = 130
 DEFAULT_SEEDS = 100
 STUDY_SCENARIOS = 200
 """``--study`` samples at least this many scenarios, spread evenly over the shipped families."""
@@ -217,8 +221,10 @@ def llm_options(fn: F) -> F:
     return fn
 
 
-def print_dry_run(grid: Grid, sources: tuple[tuple[str, str], ...]) -> None:
-    """Print the grid's size and, per model agent, the model requests it can cost at most."""
+def print_dry_run(grid: Grid, sources: tuple[tuple[str, str], ...], options: Any = None) -> None:
+    """Print the grid's size and, per model agent, the model requests it can cost: exactly for a
+    replay (``options`` replays from a cassette: the grid is run against it, nothing written),
+    at most otherwise."""
     import itertools
 
     from harness.sim.family import load_source
@@ -231,8 +237,15 @@ def print_dry_run(grid: Grid, sources: tuple[tuple[str, str], ...]) -> None:
     )
     click.echo(f"harness run --dry-run: {len(grid)} sessions ({axes}); nothing is run")
     found = dict(sources)
-    per_load = len(grid.strategies) * len(grid.hosts) * len(grid.eras) * len(grid.seeds)
+    keys = len(grid.hosts) * len(grid.eras) * len(grid.seeds)  # baseline keys per scenario and sweep
+    per_load = len(grid.strategies) * keys
+    replaying = {
+        agent for agent, knobs in (options.agent_settings if options else ()) if dict(knobs).get("replay")
+    }
     for spec in (a for a in grid.agents if calls_a_model(a)):
+        if spec in replaying:
+            print_replay_count(spec, grid, options)
+            continue
         sessions = requests = baselines = 0
         for name in grid.scenarios:
             for values in itertools.product(*(v for _, v in grid.sweeps)):
@@ -242,17 +255,43 @@ def print_dry_run(grid: Grid, sources: tuple[tuple[str, str], ...]) -> None:
                     scenario = scenario.with_overrides(dict(overrides))
                 sessions += per_load
                 requests += per_load * scenario.max_steps
-                baselines += per_load * scenario.max_steps if scenario.faults else 0
+                baselines += keys * scenario.max_steps if scenario.faults else 0
         click.echo(
             f"harness run --dry-run: {spec}: {sessions} sessions x their step budgets = at most "
             f"{requests} model requests (retries not counted), and at most {baselines} more for the "
-            "fault-free baselines of scenarios with faults (with --cassette an identical request is "
-            "asked once)"
+            "fault-free baselines of scenarios with faults, one per (scenario, seed, host, era, swept "
+            "values), whatever the strategies (with --cassette an identical request is asked once)"
         )
 
 
-def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None]] | None:
-    """A rich progress bar with rate and ETA on a terminal; nothing in CI or a pipe."""
+def print_replay_count(spec: str, grid: Grid, options: Any) -> None:
+    """The exact number of model requests a replay of ``grid`` asks for agent ``spec``: the grid
+    is run against the cassette here (no endpoint, nothing written)."""
+    from harness.batch.model import count_replay
+
+    mine = dataclasses.replace(grid, agents=(spec,))
+    count = count_replay(mine, options)
+    total = count.session_requests + count.baseline_requests
+    click.echo(
+        f"harness run --dry-run: {spec}: a replay asks exactly {total} model requests of the cassette: "
+        f"{count.session_requests} for {count.sessions} sessions and {count.baseline_requests} for "
+        f"{count.baselines} fault-free baselines (each run once); no endpoint is asked"
+    )
+    if count.missed:
+        click.echo(
+            f"harness run --dry-run: {spec}: {count.missed} sessions or baselines ask a request the "
+            f"cassette does not hold (they would be harness errors); the first: {count.first_miss}"
+        )
+
+
+Advance = Callable[[int, Any], None]
+"""A progress callback: sessions just finished, and what the model requests cost so far (a
+:class:`harness.batch.model.Usage`, or None when no agent calls a model)."""
+
+
+def progress_factory(enabled: bool) -> Callable[[int, int], Advance] | None:
+    """A rich progress bar with rate and ETA on a terminal (and, with a model, its requests,
+    tokens, tokens per second and requests left); nothing in CI or a pipe."""
     if not enabled:
         return None
     from rich.console import Console
@@ -266,7 +305,7 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None
         TimeRemainingColumn,
     )
 
-    def start(total: int, done: int) -> Callable[[int], None]:
+    def start(total: int, done: int) -> Advance:
         progress = Progress(
             TextColumn("sessions"),
             BarColumn(),
@@ -276,18 +315,20 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
+            TextColumn("{task.fields[model]}"),
             console=Console(stderr=True),
             transient=True,
         )
-        task = progress.add_task("run", total=total, completed=done, rate="")
+        task = progress.add_task("run", total=total, completed=done, rate="", model="")
         progress.start()
         started, ran = time.perf_counter(), 0
 
-        def advance(n: int) -> None:
+        def advance(n: int, usage: Any = None) -> None:
             nonlocal ran
             ran += n
             rate = ran / max(time.perf_counter() - started, 1e-9)
-            progress.update(task, advance=n, rate=f"{rate:,.0f}/s")
+            model = f"model: {usage.line()}" if usage is not None else ""
+            progress.update(task, advance=n, rate=f"{rate:,.0f}/s", model=model)
             if progress.finished:
                 progress.stop()
 
@@ -296,17 +337,19 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Callable[[int], None
     return start
 
 
-def line_progress(total: int, done: int) -> Callable[[int], None]:
-    """Progress as a line on stderr at every tenth of the run (where no bar can be drawn)."""
+def line_progress(total: int, done: int) -> Advance:
+    """Progress as a line on stderr at every tenth of the run (where no bar can be drawn), with
+    what the model requests cost so far when an agent calls a model."""
     started, state = time.perf_counter(), {"done": done, "shown": done * 10 // max(total, 1)}
 
-    def advance(n: int) -> None:
+    def advance(n: int, usage: Any = None) -> None:
         state["done"] += n
         tenth = state["done"] * 10 // max(total, 1)
         if tenth > state["shown"]:
             state["shown"] = tenth
             elapsed = time.perf_counter() - started
-            click.echo(f"harness run: {state['done']}/{total} sessions ({elapsed:.0f} s)", err=True)
+            model = f"; model: {usage.line()}" if usage is not None else ""
+            click.echo(f"harness run: {state['done']}/{total} sessions ({elapsed:.0f} s){model}", err=True)
 
     return advance
 
@@ -350,6 +393,14 @@ def line_progress(total: int, done: int) -> Callable[[int], None]:
 )
 @click.option("--no-compare", is_flag=True, help="Do not print the comparison at the end.")
 @click.option(
+    "--server",
+    default=None,
+    metavar="CMD",
+    help="Run the SCENARIO files against a real MCP server: CMD (one quoted command line; {workdir} "
+    "names the session's fresh directory) is started anew for every session, behind the proxy "
+    "(docs/real-servers.md). A scenario file with a [server] table names its own.",
+)
+@click.option(
     "--family",
     "families",
     multiple=True,
@@ -377,10 +428,29 @@ def line_progress(total: int, done: int) -> Callable[[int], None]:
     type=click.IntRange(min=1),
     default=4,
     show_default=True,
-    help="Model requests in flight at most (the worker processes, when a model agent runs).",
+    help="Model requests in flight at most on this machine (per worker on Dask): sessions of an "
+    "agent that calls a model run this many at once, in threads, whatever --workers says; "
+    "--resume keeps the run's unless given.",
 )
 @click.option(
-    "--dry-run", is_flag=True, help="Print the grid's size and its model requests at most; run nothing."
+    "--max-requests",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Stop cleanly once N model requests were sent (retries included; cassette answers are free); "
+    "finished sessions are kept, --resume goes on.",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Stop cleanly once the endpoint reported N tokens (prompt and completion); as --max-requests.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the grid's size and its model requests (exactly for a --replay, else at most); run nothing.",
 )
 @click.option(
     "--allow-errors",
@@ -417,8 +487,11 @@ def command(
     cassette: Path | None,
     replay: bool,
     llm_concurrency: int,
+    max_requests: int | None,
+    max_tokens: int | None,
     dry_run: bool,
     allow_errors: bool,
+    server: str | None = None,
 ) -> int:
     """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare.
 
@@ -427,12 +500,18 @@ def command(
     """
     from harness.batch.results import ResultsDir, WriterLock
     from harness.batch.runner import (
+        Budget,
         SchedulerUnreachable,
         SessionOptions,
         check_scheduler,
         default_out,
         run_batch,
     )
+    from harness.proxy.served import is_served_run, served_grid, served_options
+    from harness.proxy.session import SESSION_FN as SERVED_SESSION_FN
+
+    if server is not None and resume:
+        raise UserError("--resume keeps the run's server (its manifest): drop --server")
 
     if study:
         if resume or scenarios or families:
@@ -475,10 +554,14 @@ def command(
                     "draws other scenarios: drop --family to resume, or start a new run with another --out"
                 )
         # The run goes on where it was started unless told otherwise.
+        if not _given(ctx, "llm_concurrency"):
+            llm_concurrency = int(results.manifest.get("llm_concurrency") or llm_concurrency)
         if not _given(ctx, "executor"):
             executor = str(results.manifest.get("executor") or executor)
             if not _given(ctx, "scheduler") and executor == "dask":
                 scheduler = results.manifest.get("scheduler") or None
+    elif is_served_run(scenarios, server):  # scenarios for a real server (harness.proxy.served)
+        grid, sources = served_grid(scenarios, agents, strategies, hosts, seeds, sets, eras, server, families)
     else:
         grid, sources = build_grid(
             scenarios, agents, strategies, hosts, seeds, sets, families, count, family_seed, eras
@@ -494,12 +577,27 @@ def command(
         )
     else:
         settings = model_settings(grid, llm_base_url, llm_model, llm_api_key_env, cassette, replay)
-    if settings:
-        workers = min(workers or os.cpu_count() or 1, llm_concurrency)
+    budget = Budget(max_requests, max_tokens)
+    if budget and not any(calls_a_model(a) for a in grid.agents):
+        flag = "--max-requests" if max_requests is not None else "--max-tokens"
+        raise UserError(f"{flag} goes with an agent that calls a model (--agents llm)")
+    options = SessionOptions(
+        codec=codec,
+        traces=traces,
+        scenario_sources=sources,
+        agent_settings=settings,
+        llm_concurrency=llm_concurrency,
+    )
+    from harness.sim.family import LOADER, SOURCE_PREFIX
+
+    if any(source.startswith(SOURCE_PREFIX) for _, source in sources):
+        # sampled scenarios are drawn again in each worker, from the family file
+        options = dataclasses.replace(options, loader=LOADER)
+    options = served_options(options)  # a served scenario's sessions start its real server
     if dry_run:
         if resume:
             raise UserError("--dry-run describes a new run: drop --resume")
-        print_dry_run(grid, sources)
+        print_dry_run(grid, sources, options)
         return 0
     if scheduler and executor != "dask":
         raise UserError("--scheduler goes with --executor dask")
@@ -515,12 +613,6 @@ def command(
         # Last of the checks, and before anything is announced: the directory is taken now.
         out = ResultsDir.check_new(out) if out is not None else default_out()
     assert out is not None
-    from harness.sim.family import LOADER, SOURCE_PREFIX
-
-    sampled = any(source.startswith(SOURCE_PREFIX) for _, source in sources)
-    options = SessionOptions(codec=codec, traces=traces, scenario_sources=sources, agent_settings=settings)
-    if sampled:  # sampled scenarios are drawn again in each worker, from the family file
-        options = dataclasses.replace(options, loader=LOADER)
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
     where = f"{executor}, {scheduler}" if scheduler else executor
     verb = "resuming" if resume else "running"
@@ -531,7 +623,7 @@ def command(
             f"strategies x {len(grid.seeds)} seeds; this may take a few minutes",
             err=True,
         )
-    if not resume:
+    if not resume and options.session_fn != SERVED_SESSION_FN:  # the oracle cannot see a real server
         lines = unsolvable(grid, sources)
         for line in lines[:UNSOLVABLE_SHOWN]:
             click.echo(f"harness run: warning: {line}", err=True)
@@ -551,7 +643,8 @@ def command(
             scheduler=scheduler,
             resume=resume,
             options=options,
-            progress=progress_factory(interactive) or (line_progress if study else None),
+            progress=progress_factory(interactive) or (line_progress if study or settings else None),
+            budget=budget,
         )
     except SchedulerUnreachable as exc:
         raise UserError(
@@ -564,17 +657,27 @@ def command(
         f"{summary.skipped} already done, {summary.harness_errors} harness errors",
         err=True,
     )
+    if summary.usage is not None:
+        click.echo(f"harness run: model: {summary.usage.summary()}", err=True)
     if summary.first_error:
         click.echo(
             f"harness run: first harness error: {summary.first_error} (all in {out / 'errors.log'})",
             err=True,
         )
+    if summary.stopped:
+        click.echo(
+            f"harness run: stopped: {summary.stopped}; the {summary.ran} sessions finished are kept, "
+            f"none half-finished is written. Resume: harness run --resume --out {out} "
+            "[--max-requests N | --max-tokens N]",
+            err=True,
+        )
+        return BUDGET_EXIT
     if summary.interrupted:
         click.echo(
             f"harness run: interrupted; finished rows are kept. Resume: harness run --resume --out {out}",
             err=True,
         )
-        return 130
+        return INTERRUPTED_EXIT
     frame = summary.frame
     if not no_compare and len(frame):
         from harness.cli.compare import print_comparison

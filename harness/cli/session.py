@@ -62,6 +62,13 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     help="Write the JSONL trace to FILE, or - for stdout.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the record as one JSON object.")
+@click.option(
+    "--server",
+    default=None,
+    metavar="CMD",
+    help="Run the SCENARIO file against a real MCP server started with CMD, behind the proxy "
+    "(docs/real-servers.md); a scenario file with a [server] table names its own.",
+)
 @llm_options
 @click.option(
     "--set",
@@ -87,11 +94,12 @@ def command(
     llm_api_key_env: str,
     cassette: Path | None,
     replay: bool,
+    server: str | None = None,
 ) -> int:
     """Run SCENARIO (a shipped name or a .toml path) once and print its record."""
     from harness.batch.grid import parse_sets
     from harness.sim.registry import split_agent_params
-    from harness.sim.scenario import load_scenario
+    from harness.sim.scenario import Scenario, load_scenario
     from harness.sim.session import run_session
 
     values: list[tuple[str, Any]] = []
@@ -105,7 +113,19 @@ def command(
     )
     if settings:  # the --llm-* flags, under any agent.* knob the user set with --set
         knobs = {**dict(settings[0][1]), **knobs}
-    loaded = load_scenario(scenario)
+    from harness.proxy.served import is_served_run
+
+    loaded: Scenario
+    served = is_served_run((scenario,), server)
+    if served:  # a scenario for a real server: its own loader and session (harness.proxy.session)
+        from harness.proxy.served import check_servers
+        from harness.proxy.session import run_served_session as run_session
+        from harness.sim.served import load_served
+
+        loaded = load_served(scenario, server)
+        check_servers([loaded])
+    else:
+        loaded = load_scenario(scenario)
     if overrides:
         loaded = loaded.with_overrides(dict(overrides))
     buffer = io.BytesIO() if trace_to is not None else None
@@ -131,8 +151,8 @@ def command(
         _print_record(row)
     from harness.sim.session import oracle_check
 
-    check = oracle_check(loaded, range(seed, seed + 1), era=era)
-    if not check.solved:  # every agent would fail here: the record is no finding about this one
+    check = None if served else oracle_check(loaded, range(seed, seed + 1), era=era)
+    if check is not None and not check.solved:  # every agent would fail here: no finding about this one
         click.echo(f"harness session: warning: {check.line(scenario)}", err=True)
     if row["status"] == "harness_error":
         from harness.cli.run import HARNESS_ERROR_EXIT

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.errors import UserError
 from harness.llm.cassette import CassetteMiss, open_cassette, request_key
-from harness.llm.client import Reply, call_arguments, chat_client
+from harness.llm.client import METER, Meter, Reply, call_arguments, chat_client
 from harness.sim.agent import (
     AGENT_PARAM_PREFIX,
     Action,
@@ -197,7 +197,14 @@ class LLMAgent(Agent):
     knobs: ClassVar[tuple[str, ...]] = tuple(KNOBS)
     calls_a_model: ClassVar[bool] = True
     """Read by ``harness run``: its ``--llm-*`` flags go to agents that have it (duck-typed, so
-    that nothing in the harness imports this package)."""
+    that nothing in the harness imports this package), and the batch runs its sessions side by
+    side in threads, by requests in flight (docs/llm.md)."""
+
+    @staticmethod
+    def model_meter() -> Meter:
+        """The process's count of model requests and tokens, and the budget they may spend
+        (:class:`harness.llm.client.Meter`): how ``harness run`` shows and limits what a batch costs."""
+        return METER
 
     @classmethod
     def describe_knobs(cls) -> dict[str, str]:
@@ -288,6 +295,7 @@ class LLMAgent(Agent):
         if cassette is not None:
             recorded = cassette.get(key)
             if recorded is not None:
+                METER.cached()
                 return recorded
         if s["replay"]:
             if cassette is None:
@@ -310,8 +318,13 @@ class LLMAgent(Agent):
             backoff_s=s["backoff_s"],
             max_wait_s=s["max_wait_s"],
         )
-        reply = client.complete(request)
-        return cassette.put(key, request, reply) if cassette is not None else reply
+        if cassette is None:
+            return client.complete(request)
+        # Asked once even when another session of this process asks the same at the same moment.
+        reply, asked = cassette.ask(key, request, lambda: client.complete(request))
+        if not asked:
+            METER.cached()
+        return reply
 
     def _turn(self) -> Finish | GiveUp | None:
         """Ask the model; queue its tool calls, or end the episode when it made none."""

@@ -14,6 +14,11 @@ question of many sessions; one answer serves them all, and the rows agree with a
 Worker processes share one file: an entry is appended under an exclusive ``flock``, after
 reading what others appended, and if another process recorded the same key meanwhile its entry
 wins. So each key has one answer and a replay gives every session the answer it had.
+
+Within a process, sessions run side by side in threads (``--llm-concurrency``): a request that
+another thread is asking right now is not asked again; its thread waits for that answer
+(:meth:`Cassette.ask`). So a grid asks each distinct request once, however many sessions
+reach it at the same moment.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +61,10 @@ class Cassette:
         self.unreadable = 0
         """Lines that are no entry (skipped): a write a kill tore, or a file that is no cassette."""
         self._offset = 0
+        self._lock = threading.RLock()
+        """Threads of this process read and append one at a time (flock orders the processes)."""
+        self._asking: dict[str, threading.Event] = {}
+        """Keys some thread of this process is asking the endpoint now (:meth:`ask`)."""
 
     def _read_new(self, fh: Any) -> None:
         """Take the whole lines appended since the last read (the caller holds a lock)."""
@@ -74,6 +84,10 @@ class Cassette:
 
     def refresh(self) -> None:
         """Read what was appended since the last look (nothing if the file is not there yet)."""
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
         try:
             with open(self.path, "rb") as fh:
                 fcntl.flock(fh, fcntl.LOCK_SH)
@@ -90,12 +104,39 @@ class Cassette:
         """The recorded answer for ``key``, looking at the file again if it is not known yet."""
         reply = self.entries.get(key)
         if reply is None:
-            self.refresh()
-            reply = self.entries.get(key)
+            with self._lock:
+                self._refresh()
+                reply = self.entries.get(key)
         return reply
+
+    def ask(self, key: str, request: Mapping[str, Any], fetch: Callable[[], Reply]) -> tuple[Reply, bool]:
+        """The answer for ``key``: recorded, or ``fetch()``-ed and recorded; and whether this call
+        fetched it. If another thread of this process is fetching the same key, wait for its answer
+        instead (if its fetch fails, this one fetches)."""
+        while True:
+            reply = self.get(key)
+            if reply is not None:
+                return reply, False
+            with self._lock:
+                busy = self._asking.get(key)
+                if busy is None:
+                    done = self._asking[key] = threading.Event()
+            if busy is not None:
+                busy.wait()
+                continue
+            try:
+                return self.put(key, request, fetch()), True
+            finally:
+                with self._lock:
+                    del self._asking[key]
+                done.set()
 
     def put(self, key: str, request: Mapping[str, Any], reply: Reply) -> Reply:
         """Record ``reply`` for ``request``; the answer recorded first for this key is returned."""
+        with self._lock:
+            return self._put(key, request, reply)
+
+    def _put(self, key: str, request: Mapping[str, Any], reply: Reply) -> Reply:
         line = json.dumps({"key": key, "request": request, **reply.to_json()}, ensure_ascii=False)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -121,12 +162,22 @@ class Cassette:
 
 
 _OPEN: dict[Path, Cassette] = {}
+_NAMED: dict[str | os.PathLike[str], Cassette] = {}
+"""The same, by the path as given: resolving a path costs a system call per component, and
+every model request of a session asks for its cassette."""
+_OPEN_LOCK = threading.Lock()
 
 
 def open_cassette(path: str | os.PathLike[str]) -> Cassette:
     """The process's :class:`Cassette` for ``path`` (one per file, shared by its sessions)."""
+    cassette = _NAMED.get(path)
+    if cassette is not None:
+        return cassette
     resolved = Path(path).expanduser().resolve()
-    cassette = _OPEN.get(resolved)
-    if cassette is None:
-        cassette = _OPEN[resolved] = Cassette(resolved)
-    return cassette
+    with _OPEN_LOCK:
+        cassette = _OPEN.get(resolved)
+        if cassette is None:
+            cassette = _OPEN[resolved] = Cassette(resolved)
+        if os.path.isabs(path):  # a relative one may name another file after a chdir
+            _NAMED[path] = cassette
+        return cassette

@@ -17,6 +17,16 @@ arguments are not a JSON object         again: a model may well answer it proper
 answer any other 4xx, or not JSON       no retry: :class:`EndpointError` at once
 ======================================  ===========================================
 
+A 429 pauses the endpoint, not just the request: every request of this process to the same
+``/chat/completions`` waits until its ``Retry-After`` has passed (:class:`_Gate`), so sessions
+running side by side in threads do not keep knocking while the endpoint asked for quiet.
+
+Every request sent and every token spent is counted in the process's :data:`METER`, whole and
+per thread (a batch runs one session per thread at a time, so a thread's counts before and
+after a session are that session's). The meter also holds a batch's budget: once
+``--max-requests`` or ``--max-tokens`` is spent, or the batch is stopping, every further request
+raises :class:`Halted` instead of being sent.
+
 The API key is read from the environment variable named by ``api_key_env`` when a request is
 made, sent as a bearer token and never kept, logged or put into an error (an unset variable
 sends no ``Authorization``, which local servers do not need).
@@ -30,14 +40,18 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "METER",
     "ChatClient",
     "EndpointError",
+    "Halted",
+    "Meter",
     "Reply",
     "call_arguments",
     "chat_client",
@@ -55,6 +69,162 @@ class EndpointError(Exception):
     Not a user error: raised inside a session, it ends that session as a ``harness_error`` row
     with this reason, and the batch goes on.
     """
+
+
+class Halted(BaseException):
+    """A model request not sent: the batch's budget is spent or the batch is stopping.
+
+    A ``BaseException``, as ``KeyboardInterrupt`` is: the session it ends is not judged, and
+    no row of it is written (nothing half-finished is); the batch that stopped asking knows
+    why (:attr:`Meter.stopped`) and marks the run interrupted, to be resumed.
+    """
+
+    halts_the_batch = True
+    """How the batch runner, which imports nothing from here, recognises it."""
+
+
+FIGURES: tuple[str, ...] = ("requests", "cached", "tokens_in", "tokens_out", "latency_s")
+"""What the meter counts: requests sent to an endpoint (retries included), requests answered
+from a cassette, tokens the endpoint reported (prompt, completion) and seconds waited on it."""
+
+
+class Meter:
+    """What this process's model requests cost, whole and per thread, and the budget they may spend.
+
+    One per process (:data:`METER`); the batch runner finds it through the agent class
+    (``LLMAgent.model_meter``). Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._totals: dict[str, float] = dict.fromkeys(FIGURES, 0)
+        self._local = threading.local()
+        self._budget: tuple[int | None, int | None, dict[str, float]] | None = None
+        self._stopping = threading.Event()
+        self.stopped: str | None = None
+        """Why requests are refused now (a budget spent, the batch stopping), or None."""
+
+    def _mine(self) -> dict[str, float]:
+        mine: dict[str, float] | None = getattr(self._local, "figures", None)
+        if mine is None:
+            mine = self._local.figures = dict.fromkeys(FIGURES, 0)
+        return mine
+
+    def _add(self, **figures: float) -> None:
+        mine = self._mine()
+        with self._lock:
+            for name, value in figures.items():
+                self._totals[name] += value
+                mine[name] += value
+
+    def admit(self) -> None:
+        """Count one request about to be sent, or raise :class:`Halted` if none may be."""
+        mine = self._mine()
+        with self._lock:
+            if self.stopped is None and self._budget is not None:
+                max_requests, max_tokens, start = self._budget
+                spent = self._totals["tokens_in"] + self._totals["tokens_out"]
+                if max_requests is not None and self._totals["requests"] - start["requests"] >= max_requests:
+                    self._stop(f"--max-requests {max_requests} reached")
+                elif max_tokens is not None and spent - start["tokens"] >= max_tokens:
+                    self._stop(f"--max-tokens {max_tokens} reached")
+            if self.stopped is not None:
+                raise Halted(self.stopped)
+            self._totals["requests"] += 1
+            mine["requests"] += 1
+
+    def answered(self, tokens_in: int, tokens_out: int, latency_s: float) -> None:
+        """An endpoint's answer (accepted or not): the tokens it reported, the seconds it took."""
+        self._add(tokens_in=tokens_in, tokens_out=tokens_out, latency_s=latency_s)
+
+    def cached(self) -> None:
+        """A request answered from a cassette: nothing sent, nothing spent."""
+        self._add(cached=1)
+
+    def totals(self) -> dict[str, float]:
+        """Everything this process counted so far."""
+        with self._lock:
+            return dict(self._totals)
+
+    def mine(self) -> dict[str, float]:
+        """What this thread counted so far (a session runs in one thread)."""
+        return dict(self._mine())
+
+    def limit(self, max_requests: int | None = None, max_tokens: int | None = None) -> None:
+        """Allow this many more requests sent and tokens spent, from now; None is no limit.
+        Clears a stop."""
+        with self._lock:
+            start = {
+                "requests": self._totals["requests"],
+                "tokens": self._totals["tokens_in"] + self._totals["tokens_out"],
+            }
+            self._budget = (max_requests, max_tokens, start)
+            self.stopped = None
+            self._stopping.clear()
+
+    def stop(self, reason: str) -> None:
+        """Refuse every request from now on (a batch that is stopping), waking any waits."""
+        with self._lock:
+            self._stop(reason)
+
+    def _stop(self, reason: str) -> None:
+        if self.stopped is None:
+            self.stopped = reason
+            self._stopping.set()
+
+    def clear(self) -> None:
+        """No budget, no stop."""
+        self.limit(None, None)
+        with self._lock:
+            self._budget = None
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if requests are stopped meanwhile (a retry's wait then ends
+        at once, and the retry is refused)."""
+        self._stopping.wait(seconds)
+
+
+METER = Meter()
+"""The process's meter (see :class:`Meter`)."""
+
+
+class _Gate:
+    """One endpoint's pause: after a 429, every request of this process to it waits."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.until = 0.0
+        """``time.monotonic()`` before which no request is sent."""
+
+    def pause(self, seconds: float) -> None:
+        with self._lock:
+            self.until = max(self.until, time.monotonic() + seconds)
+
+    def wait(self, sleep: Callable[[float], None]) -> float:
+        """Sleep until the pause is over (again if it was extended meanwhile); the seconds asked."""
+        asked = 0.0
+        waited_for = None
+        while True:
+            with self._lock:
+                until = self.until
+            left = until - time.monotonic()
+            if left <= 0 or until == waited_for:
+                return asked
+            sleep(left)
+            asked += left
+            waited_for = until
+
+
+_GATES: dict[str, _Gate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def _gate(url: str) -> _Gate:
+    with _GATES_LOCK:
+        gate = _GATES.get(url)
+        if gate is None:
+            gate = _GATES[url] = _Gate()
+        return gate
 
 
 @dataclass(frozen=True)
@@ -146,6 +316,8 @@ class _Attempt:
     reason: str = ""
     retry: bool = False
     wait_s: float | None = None
+    pause: bool = False
+    """A 429: the wait holds every request to the endpoint, not just this one."""
 
 
 class ChatClient:
@@ -160,15 +332,21 @@ class ChatClient:
         max_retries: int,
         backoff_s: float,
         max_wait_s: float,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
+        meter: Meter | None = None,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.api_key_env = api_key_env
         self.max_retries, self.backoff_s, self.max_wait_s = max_retries, backoff_s, max_wait_s
-        self.sleep = sleep
+        self.meter = meter or METER
+        self.sleep = sleep or self.meter.sleep
+        """How a retry waits: by default as long as asked, or until the batch stops asking."""
+        self.gate = _gate(self.url)
         import httpx  # here, not at the top: see the module's docstring
 
-        self.http = httpx.Client(timeout=timeout_s)
+        # Sessions in threads share the client: keep a connection open for each one.
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=KEEP_ALIVE)
+        self.http = httpx.Client(timeout=timeout_s, limits=limits)
 
     def close(self) -> None:
         """Close the connections kept open."""
@@ -190,7 +368,7 @@ class ChatClient:
         status = answer.status_code
         if status == 429:
             wait = _retry_after(answer.headers.get("retry-after"))
-            return _Attempt(reason=f"{self.url}: 429 Too Many Requests", retry=True, wait_s=wait)
+            return _Attempt(reason=f"{self.url}: 429 Too Many Requests", retry=True, wait_s=wait, pause=True)
         if status >= 500:
             return _Attempt(reason=f"{self.url}: {status} {_brief(answer.text)}", retry=True)
         if status != 200:
@@ -214,24 +392,41 @@ class ChatClient:
         latency = 0.0
         tokens_in = tokens_out = 0
         for attempt in range(self.max_retries + 1):
+            self.gate.wait(self.sleep)  # a 429 to any request of this process pauses this one too
+            self.meter.admit()  # Halted instead, once the batch's budget is spent
             started = time.perf_counter()
             verdict = self._attempt(request)
-            latency += time.perf_counter() - started
+            took = time.perf_counter() - started
+            latency += took
+            spent_in = spent_out = 0
             if verdict.body is not None:  # answered: its tokens were spent, accepted or not
                 usage = verdict.body.get("usage") or {}
-                tokens_in += int(usage.get("prompt_tokens") or 0)
-                tokens_out += int(usage.get("completion_tokens") or 0)
-                if not verdict.reason:
-                    return Reply(verdict.body, latency, attempt + 1, tokens_in, tokens_out)
+                spent_in, spent_out = (
+                    int(usage.get("prompt_tokens") or 0),
+                    int(usage.get("completion_tokens") or 0),
+                )
+                tokens_in += spent_in
+                tokens_out += spent_out
+            self.meter.answered(spent_in, spent_out, took)
+            if verdict.body is not None and not verdict.reason:
+                return Reply(verdict.body, latency, attempt + 1, tokens_in, tokens_out)
             if not verdict.retry:
                 raise EndpointError(verdict.reason)
             if attempt < self.max_retries:
                 backoff = self.backoff_s * 2**attempt
-                self.sleep(min(verdict.wait_s if verdict.wait_s is not None else backoff, self.max_wait_s))
+                wait = min(verdict.wait_s if verdict.wait_s is not None else backoff, self.max_wait_s)
+                if verdict.pause:
+                    self.gate.pause(wait)  # waited at the gate, with every other request to it
+                else:
+                    self.sleep(wait)
         raise EndpointError(f"{verdict.reason} (gave up after {self.max_retries + 1} attempts)")
 
 
+KEEP_ALIVE = 256
+"""Connections a client keeps open: one per session in flight (``--llm-concurrency``), or more."""
+
 _CLIENTS: dict[tuple[Any, ...], ChatClient] = {}
+_CLIENTS_LOCK = threading.Lock()
 
 
 def chat_client(
@@ -245,20 +440,24 @@ def chat_client(
 ) -> ChatClient:
     """The process's client for these settings (its connections are kept between sessions)."""
     key = (base_url, api_key_env, timeout_s, max_retries, backoff_s, max_wait_s)
-    client = _CLIENTS.get(key)
-    if client is None:
-        client = _CLIENTS[key] = ChatClient(
-            base_url,
-            api_key_env,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            max_wait_s=max_wait_s,
-        )
-    return client
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = ChatClient(
+                base_url,
+                api_key_env,
+                timeout_s=timeout_s,
+                max_retries=max_retries,
+                backoff_s=backoff_s,
+                max_wait_s=max_wait_s,
+            )
+        return client
 
 
 def close_clients() -> None:
-    """Close and forget the process's clients (their connections)."""
-    while _CLIENTS:
-        _CLIENTS.popitem()[1].close()
+    """Close and forget the process's clients (their connections) and endpoint pauses."""
+    with _CLIENTS_LOCK:
+        while _CLIENTS:
+            _CLIENTS.popitem()[1].close()
+    with _GATES_LOCK:
+        _GATES.clear()

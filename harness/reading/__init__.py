@@ -2,8 +2,9 @@
 
 A reader that never saw the harness's own fault templates: it knows how real servers and the
 libraries under them word their errors (zod, pydantic, jsonschema, Node's errno codes, HTTP
-clients, Go's wrapping), and it is measured against the hand-annotated corpus of real MCP
-servers' errors (``docs/corpus.md``, ``docs/reading.md``). It imports only the standard library.
+clients, Go's wrapping, cloud SDKs, gRPC status codes), and it is measured against the
+hand-annotated corpus of real MCP servers' errors and the library texts of upstream failures
+(``docs/corpus.md``, ``docs/reading.md``). It imports only the standard library.
 
 The public API::
 

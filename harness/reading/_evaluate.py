@@ -1,8 +1,9 @@
 """Measuring the reader against hand annotations, field by field.
 
 The records are anything with the attributes of an annotated message (``text``, ``arguments``,
-``stack`` and the five annotated fields), such as ``harness.fixtures.corpus.CorpusMessage``; this
-module does not import the corpus (the reader stays a leaf), the CLI hands it the records.
+``stack`` and the five annotated fields), such as ``harness.fixtures.corpus.CorpusMessage`` or
+``LibraryText`` (whose ``stack`` is its ecosystem); this module does not import the corpus (the
+reader stays a leaf), the CLI hands it the records.
 
 How a reading agrees with an annotation, field by field:
 

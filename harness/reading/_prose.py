@@ -1,12 +1,13 @@
 """Prose: what a text says when no validation library wrote it.
 
-The category is the first rule below that matches, in the order of :data:`RULES`, which runs
-from the most specific kind of failure to the least: a timeout or a rate limit says so in words
-no other failure uses; an unknown tool is named as a tool; a missing browser or a tool that
-needs a state it is not in cannot be fixed by the call (``permanent``); an HTTP status is taken
-at its word; then refusals (``permission``), failed connections (``transient``), absent
-arguments, values the operation cannot take, things that do not exist, and last the weak signs
-of a bad value ("invalid", "must be"). A text that matches nothing is ``unknown``.
+The category is the first rule below that matches, in the order :func:`category` tries them,
+which runs from the most specific kind of failure to the least: a timeout or a rate limit says
+so in words no other failure uses; an unknown tool is named as a tool; a refusal with its 401 or
+403; a missing browser, a tool that needs a state it is not in, or a thing that has been retired
+cannot be fixed by the call (``permanent``); an HTTP status or a gRPC status code is taken at its
+word; then refusals (``permission``), failed connections and failing servers (``transient``),
+absent arguments, values the operation cannot take, things that do not exist, and last the weak
+signs of a bad value ("invalid", "must be"). A text that matches nothing is ``unknown``.
 
 Rules match the text with its wrappers peeled off (``_text.body``); where a rule could be fooled
 by a value the caller sent, it matches the text with quoted spans masked.
@@ -35,6 +36,7 @@ TIMEOUT = _rx(
     r"\b\w*TimeoutError\b|\b(?:Connect|Read|Write|Pool|Request|Socket|Gateway)Timeout\b",
     r"\bETIMEDOUT\b|\bESOCKETTIMEDOUT\b|deadline exceeded|DEADLINE_EXCEEDED",
     r"\bgateway time-?out\b|\brequest time-?out\b|took too long|\btimeout of \d+\s*ms\b",
+    r"\b(?:respond|complete|finish|answer)\w*\b[^\n]{0,40}?\bin time\b",
 )
 RATE_LIMITED = _rx(
     r"\brate[ _-]?limit",
@@ -42,8 +44,14 @@ RATE_LIMITED = _rx(
     r"\bquota\b[^\n]{0,30}\b(?:exceeded|exhausted|reached)",
     r"\bthrottl",
     r"RESOURCE_EXHAUSTED",
-    r"\bslow down\b",
+    r"\bslow ?down\b",
+    r"\brate exceeded\b|\bTooManyRequests|\blimiting requests\b",
+    r"\bthroughput\b[^\n]{0,60}?\bexceeded\b|\bThroughputExceeded",
+    r"\breduce (?:your |the )?(?:request|call|sending) rate\b",
+    r"\b(?:resources?|quota|capacity) (?:has been |have been |is |are )?exhausted\b",
+    r"\bexceeded (?:your |the )?(?:current |daily |monthly )?quota\b",
 )
+"""Matched with URLs masked: a link to a page about rate limits is not a rate limit."""
 UNKNOWN_TOOL = _rx(
     r"\bunknown tool\b",
     r"\bno such tool\b|\bno tool (?:named|called)\b",
@@ -61,8 +69,15 @@ PERMANENT = _rx(
     r"\bcan only be used (?:when|in|with|after|if|while)\b",
     r"\bnot (?:supported|implemented)\b|\bunsupported operation\b|\bnot available (?:in|on|for) this\b",
     r"\bno (?:dialog|modal|browser|page|session) (?:is )?(?:open|present|available|running)\b",
-    r"\bis disabled\b|\bhas been disabled\b|\bfeature (?:is )?not enabled\b",
+    r"\b(?:is|are|has been|have been) disabled\b|\bfeature (?:is )?not enabled\b",
+    r"\b(?:has|have) been (?:deprecated|decommissioned|retired|sunset|discontinued|shut down|removed)\b",
+    r"\b(?:is|are|was|were) (?:deprecated|decommissioned|retired|discontinued)\b",
+    r"\b(?:is|are) no longer (?:supported|available|offered|served)\b",
 )
+RETIRED_VALUE = _rx(
+    r"\b(?:parameter|argument|field|option|value)\b[^\n]{0,80}?\b(?:is|are) no longer supported\b",
+)
+"""A value that was once valid: the argument is wrong now (``bad_argument``), not the call."""
 PERMISSION = _rx(
     r"\bEACCES\b|\bEPERM\b|\bEROFS\b",
     r"permission denied|access (?:is )?denied|access forbidden|\bforbidden\b|\bunauthori[sz]ed\b",
@@ -76,6 +91,9 @@ PERMISSION = _rx(
     r"\bnot allowed to (?:access|read|write|open|connect|fetch)\b",
     r"\binsufficient (?:permissions?|privileges?|scopes?)\b|\bmissing (?:permissions?|scopes?)\b",
     r"\bblocked by robots\.txt\b|\brobots\.txt\b[^\n]{0,60}\b(?:disallow|not allowed|forbid)",
+    r"\b(?:do|does|did)(?: not|n't) have (?:the )?(?:required |necessary |sufficient )?"
+    r"(?:permissions?|access|rights|privileges)\b",
+    r"\bnot accessible\b",
 )
 TRANSIENT_SPECIFIC = _rx(
     r"\bECONNREFUSED\b|\bECONNRESET\b|\bENOTFOUND\b|\bEAI_AGAIN\b|\bEHOSTUNREACH\b|\bENETUNREACH\b",
@@ -92,7 +110,13 @@ TRANSIENT_SPECIFIC = _rx(
     r"\bdial tcp\b|\bconnection closed by\b|\bunexpected EOF\b",
     r"\bfailed to download\b|\bdownload failed\b",
     r"\b(?:could not|unable to|cannot|failed to) (?:connect|establish)",
-    r"\b(?:try|retry) (?:again )?later\b|\bplease retry\b",
+    r"\b(?:try|retry) (?:again )?later\b|\bplease retry\b|\bretry (?:the|your) request\b",
+    r"\b(?:server|remote end|remote host|peer|other side|upstream)\b[^\n]{0,20}?"
+    r"\b(?:disconnected|closed(?: the)?(?: connection)?|hung up)\b",
+    r"\bwithout (?:sending )?(?:a |any )?response\b",
+    r"\binternal (?:server )?error\b[^\n]{0,40}?\btry again\b|\bserver had an error\b",
+    r"\b(?:service|server|engine|backend|upstream|api|host)\b[^\n]{0,30}?"
+    r"\b(?:unavailable|overloaded)\b|\boverloaded\b",
 )
 TRANSIENT_VAGUE = _rx(
     r"\bfetch failed\b",
@@ -123,6 +147,7 @@ NOT_FOUND = _rx(
     r"\bENOENT\b",
     r"\bno such (?:file|directory|table|column|entity|key|object|record|resource|branch|ref|revision|path)\b",
     r"\bno such (?:index|database|schema|user|repository|repo|issue|page|element|tab|node|task|item)\b",
+    r"\bno such (?!option|argument|parameter|flag|tool|command|method|host)[a-z]\w*",
     r"\bnot found\b|\bnot exist\b|\bdoes ?n[o']t exist\b|\bdoesn't exist\b|\bno longer exists?\b",
     r"\b(?:could|can) ?not find\b|\bcan't find\b|\bunable to (?:find|locate)\b|\bfailed to (?:find|locate)\b",
     r"\bdid not match any\b|\bunknown revision\b|\bbad revision\b",
@@ -153,9 +178,14 @@ _HTTP_STATUS = re.compile(
     r"|\b(?P<b>[1-5]\d\d)[\s:-]{1,3}"
     r"(?:Unauthorized|Forbidden|Not Found|Too Many Requests|Internal Server Error|"
     r"Bad Gateway|Service Unavailable|Gateway Time-?out|Bad Request|Unprocessable|Conflict|Request Time-?out|"
-    r"Payment Required|Method Not Allowed|Gone|Proxy Authentication)",
+    r"Payment Required|Method Not Allowed|Gone|Proxy Authentication|Not Implemented)"
+    r"|\b(?P<c>[1-5]\d\d)\s+(?:Client|Server)\s+Error\b"
+    r"|\btoo many (?P<d>[1-5]\d\d) (?:error )?responses\b",
     re.I,
 )
+_LEADING_STATUS = re.compile(r"(?m)^[ \t]*(?P<a>[45]\d\d)[ \t]+(?=[A-Z{\[])")
+"""A line that opens with a 4xx or 5xx status and goes on in words ("429 Quota exceeded ...",
+"403 {...}"), as client libraries prefix a server's message with its status."""
 _STATUS_CATEGORY = {
     400: "bad_argument",
     401: "permission",
@@ -166,11 +196,12 @@ _STATUS_CATEGORY = {
     407: "permission",
     408: "timeout",
     409: "bad_argument",
-    410: "not_found",
+    410: "permanent",
     413: "bad_argument",
     422: "bad_argument",
     429: "rate_limited",
     500: "transient",
+    501: "permanent",
     502: "transient",
     503: "transient",
     504: "timeout",
@@ -182,12 +213,42 @@ _RESOLVE_FAIL = _rx(
 )
 
 
+_GRPC_STATUS = re.compile(r"\bStatusCode\.(?P<a>[A-Z_]{4,30})\b|\bcode = (?P<b>[A-Z][A-Za-z]{3,30})\b")
+"""A gRPC status as Python's grpcio (``StatusCode.UNAVAILABLE``) or grpc-go (``rpc error: code =
+Unavailable desc = ...``) writes it."""
+_GRPC_CATEGORY = {
+    "UNAVAILABLE": "transient",
+    "INTERNAL": "transient",
+    "ABORTED": "transient",
+    "NOT_FOUND": "not_found",
+    "PERMISSION_DENIED": "permission",
+    "UNAUTHENTICATED": "permission",
+    "INVALID_ARGUMENT": "bad_argument",
+    "OUT_OF_RANGE": "bad_argument",
+    "ALREADY_EXISTS": "bad_argument",
+    "UNIMPLEMENTED": "permanent",
+    "DEADLINE_EXCEEDED": "timeout",
+    "RESOURCE_EXHAUSTED": "rate_limited",
+}
+_PERMISSION_STATUS = (401, 403, 407)
+_URL = re.compile(r"\b[a-z][\w+.-]{0,20}://[^\s'\"`<>]{1,2000}", re.I)
+
+
 def status(text: str) -> int | None:
     """The HTTP status a text cites, if it cites one."""
-    m = _HTTP_STATUS.search(text)
+    m = _HTTP_STATUS.search(text) or _LEADING_STATUS.search(text)
     if m is None:
         return None
-    return int(m["a"] or m["b"])
+    return int(next(g for g in m.groups() if g))
+
+
+def grpc_status(text: str) -> str | None:
+    """The category of the gRPC status a text cites, if it cites one this reader knows."""
+    for m in _GRPC_STATUS.finditer(text):
+        name = m["a"] or re.sub(r"(?<!^)(?=[A-Z])", "_", m["b"]).upper()
+        if name in _GRPC_CATEGORY:
+            return _GRPC_CATEGORY[name]
+    return None
 
 
 def category(text: str, masked: str) -> tuple[str, bool]:
@@ -195,15 +256,21 @@ def category(text: str, masked: str) -> tuple[str, bool]:
     a named failure, against a bare "fetch failed")."""
     if TIMEOUT.search(text):
         return "timeout", True
-    if RATE_LIMITED.search(text):
+    if RATE_LIMITED.search(_URL.sub(" ", text)):
         return "rate_limited", True
     if UNKNOWN_TOOL.search(masked) or UNKNOWN_TOOL.search(text.split("\n", 1)[0]):
         return "unknown_tool", True
+    code = status(text)
+    if code in _PERMISSION_STATUS:
+        return "permission", True
+    if RETIRED_VALUE.search(masked):
+        return "bad_argument", True
     if PERMANENT.search(masked):
         return "permanent", True
-    code = status(text)
     if code is not None and code in _STATUS_CATEGORY:
         return _STATUS_CATEGORY[code], True
+    if rpc := grpc_status(text):
+        return rpc, True
     if PERMISSION.search(text):
         return "permission", True
     specific = TRANSIENT_SPECIFIC.search(text)
@@ -262,6 +329,10 @@ _PHRASE_REQUIRED = re.compile(
     re.I | re.M,
 )
 _LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+_THE_NAME_PARAMETER = re.compile(
+    r"\bthe\s+(?P<a>[A-Za-z_$][\w$]*)\s+(?:parameter|argument|field|option)\b", re.I
+)
+""""The runtime parameter of python3.7 ...": a name that counts only if it is one of the call's."""
 _MEDIUM_ARGUMENT = [
     re.compile(r"(?m)^invalid_(?P<a>[a-z][a-z0-9_]*)\s*:"),
     re.compile(r"\binvalid\s+(?P<a>[A-Za-z_$][\w$]*)(?:\s+(?:format|value|name|string|type))?\s*[:.]", re.I),
@@ -345,6 +416,9 @@ def argument(text: str, masked: str, category: str, arguments: Mapping[str, Any]
             if phrase.lower() in _GENERIC_WORDS or not phrase:
                 continue
             return _resolve(phrase, keys) or _phrase_name(phrase)
+    for m in _THE_NAME_PARAMETER.finditer(masked):
+        if keys and (resolved := _resolve(m["a"], keys)):
+            return resolved
     for pattern in _MEDIUM_ARGUMENT:
         for m in pattern.finditer(masked):
             name = m["a"]
@@ -446,20 +520,49 @@ _EXPECTED_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?P<x>(?:YYYY|yyyy)[-/.]?MM[-/.]?DD(?:[T ]HH:mm(?::ss)?)?|HH:MM(?::SS)?)\b"), "verbatim"),
     (
         re.compile(r"\b[Ii]nvalid (?P<x>(?:[\w-]+ ){0,3}?[A-Z]{2,}[\w-]*(?: [\w-]+){0,3}?)\s*[:.(]"),
-        "verbatim",
+        "invalid",
+    ),
+    (
+        re.compile(
+            r"\brecommend(?:s|ed)?\s+(?:that\s+)?(?:you\s+)?"
+            r"(?:use|using|switch(?:ing)? to|upgrad(?:e|ing) to|migrat(?:e|ing) to|mov(?:e|ing) to)\s+"
+            r"(?P<x>(?:[^\n.;]|\.(?=\S)){1,120})",
+            re.I,
+        ),
+        "recommended",
+    ),
+    (
+        re.compile(
+            r"\b(?:switch(?:ing)? to|use|using|migrat(?:e|ing) to|upgrad(?:e|ing) to)\b[^\n.;]{0,60}?"
+            r"(?:for example|for instance|e\.g\.|such as)[,:]?\s+(?P<x>[^\s,;)]+)",
+            re.I,
+        ),
+        "alternative",
     ),
 ]
+_SUGGESTIONS = ("recommended", "alternative")
+"""The only rules that speak for a ``permanent`` failure: what to use instead of the retired thing."""
+_NOT_A_NAME = re.compile(r"^(?:(?:the|a|an|new|newer|latest|current|recommended)\s+)+", re.I)
+_IN_PARENTHESES = re.compile(r"\((?P<x>[^()\s]{1,80})\)")
 _NOT_A_FORM = re.compile(r"^(?:provided|specified|given|supplied|set|present)\b", re.I)
 _CUT_EXPECTED = re.compile(
     r"[,;]\s+(?:but |got |received |found |instead |not )|\s+(?:but|got|received|instead)\s+", re.I
 )
 
 
+_STATES_A_FORM = ("missing_argument", "bad_argument", "permission", "not_found", "unknown_tool", "permanent")
+"""The categories whose texts may state a valid form (or, for ``permanent``, what to use instead)."""
+
+
 def expected(text: str, category: str) -> str | None:
     """The valid form a prose text states."""
-    if category not in ("missing_argument", "bad_argument", "permission", "not_found", "unknown_tool"):
+    if category not in _STATES_A_FORM:
         return None
     for pattern, how in _EXPECTED_RULES:
+        if how == "invalid" and category != "bad_argument":
+            continue  # "Invalid API Key provided" names what was refused, not a valid form
+        if category == "permanent" and how not in _SUGGESTIONS:
+            continue
         for m in pattern.finditer(text):
             value = _expected_value(m, how)
             if value:
@@ -488,12 +591,20 @@ def _expected_value(m: re.Match[str], how: str) -> str | None:
             value = value.split(":", 1)[1]
             return one_of(options(value))
         return bound(value) or value or None
+    if how == "recommended":
+        inside = _IN_PARENTHESES.search(raw)
+        if inside:
+            return inside["x"]
+        words = _NOT_A_NAME.sub("", raw).split()
+        return (words[0].strip("'\"`,:") or None) if words else None
     if how == "article":
         words = raw.split()
         if len(words) < 2 or (words[1].lower() in ("valid", "known") and len(words) == 2):
             return None
         return raw.rstrip(" -")
     raw = raw.rstrip(".,;:!?").strip()
+    if how == "alternative":
+        how = "verbatim"
     quoted = _ONE_QUOTED.match(raw)
     return type_phrase(quoted["x"] if quoted else raw) or None
 

@@ -32,6 +32,7 @@ _WRAPPER = re.compile(
       | tool[ \t]+(?:call|execution)[ \t]+failed[ \t]*:
       | (?:input[ \t]+)?validation[ \t]+(?:error|failed)[ \t]*:
       | invalid[ \t]+arguments[ \t]+for[ \t]+tool[ \t]+['"`]?[^\s:'"`]{1,200}['"`]?[ \t]*:
+      | internal[ \t]+(?:server[ \t]+)?error[ \t]*:
       | (?:error|exception|fatal|failed|failure)[ \t]*:
     )[ \t]*""",
     re.I | re.X,

@@ -49,6 +49,7 @@ from harness.sim.scenario import (
     shipped_or_path,
 )
 from harness.sim.seeding import derive_seed, np_random
+from harness.sim.served import SERVED_PREFIX, load_served_source
 from harness.sim.sources import SOURCE_NAMES, TEMPLATE
 
 FAMILY_DIR = SCENARIO_DIR / "families"
@@ -774,6 +775,8 @@ def load_source(source: str, params: tuple[tuple[str, Any], ...]) -> Scenario:
     if spec is not None:
         name, data = _sampled(spec["path"], spec["sha256"], spec["count"], spec["seed"])[spec["index"]]
         scenario = to_scenario(data, shown=name)
+    elif source.startswith(SERVED_PREFIX):  # a scenario for a real server (harness.sim.served)
+        scenario = load_served_source(source)
     else:
         scenario = load_scenario(source)
     return scenario.with_overrides(dict(params)) if params else scenario

@@ -33,7 +33,9 @@ cost columns (``tokens_in``, ``tokens_out``, ``model_latency_s``; issue 21), 5 s
 protocol era and the input a server asked for (``era``, ``input_requests``, ``inputs_accepted``;
 issue 19), 6 since fault texts have sources and readers are measured (``sources_met`` and the
 columns after it; issue 26), 7 since success counts what the agent tells the user (``claimed``,
-``misreported``, ``order_violations``, ``answers_wrong``; issue 27). A run is resumed
+``misreported``, ``order_violations``, ``answers_wrong``; issue 27; and, added before 7 was
+released, the fault-free baseline's model cost, ``baseline_tokens_in`` and ``baseline_tokens_out``,
+issue 31, and the real server a session ran against, ``server``, issue 28). A run is resumed
 only by code that writes the same version, so one table never mixes two meanings or shapes."""
 
 FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
@@ -169,6 +171,15 @@ class SessionResult:
     messages_read: int = _late_column("error texts the agent's reader took something from and acted on", 0)
     harmful_calls: int = _late_column("calls of a damaging tool (delete, cancel, pay) no task needs", 0)
     misled: int = _late_column("calls made because an error text said so that the task did not need", 0)
+    baseline_tokens_in: int = _late_column(
+        "prompt tokens of the fault-free baseline charged to this session (its key's first strategy)", 0
+    )
+    baseline_tokens_out: int = _late_column(
+        "completion tokens of the fault-free baseline charged to this session (else 0)", 0
+    )
+    server: str = _late_column(
+        "the real MCP server the session ran against (harness run --server); empty when simulated", ""
+    )
     traceback: str = field(default="", repr=False, compare=False, metadata={"not_a_column": True})
     """Not a column: the Python traceback of what broke when status is harness_error (an agent's
     own exception, a harness bug), for errors.log and ``harness session``; else empty."""

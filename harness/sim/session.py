@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import IO, Any
 
@@ -90,7 +91,9 @@ __all__ = [
     "ROW_COLUMNS",
     "RPC_CODES",
     "STATUSES",
+    "Baseline",
     "SessionResult",
+    "run_baseline",
     "run_session",
     "summary_row",
 ]
@@ -124,27 +127,59 @@ _BASELINES: OrderedDict[tuple[Any, ...], tuple[Scenario, bool]] = OrderedDict()
 """(id(scenario), agent spec, its knobs, seed, codec, host) -> (the scenario, its baseline
 success). The scenario is held, so its id cannot be reused by another while the entry lives; an
 agent given as an object is never cached (its state is the caller's)."""
+_BASELINES_LOCK = threading.Lock()
+"""Sessions of an agent that calls a model may run in threads (harness.batch)."""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A fault-free baseline's verdict, and what its model requests cost (0 for scripted agents).
+
+    :func:`run_baseline` computes one; :func:`run_session` takes one precomputed (a batch runs
+    each baseline once and hands it to every session of its key) and puts its tokens in the row
+    (``baseline_tokens_in``, ``baseline_tokens_out``), so a batch hands the tokens to one session
+    of the key and zeros to the rest.
+    """
+
+    success: bool
+    tokens_in: int = 0
+    tokens_out: int = 0
+    error: str = ""
+    """Why the baseline broke (an endpoint that gave out, an agent that raised); then ``success``
+    means nothing, and a session handed it is a harness_error row without being run."""
+    traceback: str = ""
 
 
 def _baseline_success(
     sc: Scenario, agent: Agent, agent_name: str, seed: int, codec: str, host: str, era: str
-) -> bool:
+) -> Baseline:
     """The plain path: the session with its faults removed, run to its end."""
     base = _Session(
         replace(sc, faults=()), agent, agent_name, BASELINE_STRATEGY, seed, codec, host, Trace(), era
     )
     _run(base)
+    report = getattr(agent, AGENT_METRICS, None)
+    metrics: Mapping[str, Any] = report() if callable(report) else {}
+    cost = int(metrics.get("tokens_in", 0)), int(metrics.get("tokens_out", 0))
     if base.status == "harness_error":  # an agent's endpoint gave out, say: the session cannot be judged
-        raise _BaselineBroke(base.error, base.traceback)
-    return base.success()
+        return Baseline(False, *cost, error=base.error, traceback=base.traceback)
+    return Baseline(base.success(), *cost)
 
 
-class _BaselineBroke(Exception):
-    """The fault-free baseline run ended as a harness_error; the session's row says so."""
-
-    def __init__(self, error: str, tb: str) -> None:
-        super().__init__(error)
-        self.traceback = tb
+def run_baseline(
+    scenario: Scenario | str,
+    agent: str,
+    seed: int,
+    codec: str = "json",
+    *,
+    host: str = "typical",
+    era: str = "handshake",
+    agent_params: Mapping[str, Any] | None = None,
+) -> Baseline:
+    """The fault-free baseline :func:`run_session` would run for these arguments (any strategy),
+    run on its own with a fresh agent: a batch runs it once per key and hands it to the sessions."""
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    return _baseline_success(sc, make_agent(agent, agent_params), agent, seed, codec, host, era)
 
 
 def run_session(
@@ -158,14 +193,17 @@ def run_session(
     host: str = "typical",
     agent_params: Mapping[str, Any] | None = None,
     era: str = "handshake",
+    baseline: Baseline | Callable[[], Baseline] | None = None,
 ) -> SessionResult:
     """Run one session and return its record.
 
     ``scenario`` is a :class:`Scenario` or a shipped name / path; ``agent`` an
     :class:`Agent` or a registry name; ``trace`` a binary file the JSONL trace
     is written to (it is hashed either way); ``agent_params`` the agent's knobs
-    (:meth:`Agent.configure`; the row's ``agent`` stays the spec); ``era`` one of :data:`ERAS`.
-    Unknown names raise UserError
+    (:meth:`Agent.configure`; the row's ``agent`` stays the spec); ``era`` one of :data:`ERAS`;
+    ``baseline`` the fault-free baseline, precomputed (:func:`run_baseline`) or a function
+    that returns it once the session has run (it may be running beside it), else it is run
+    here (or found in this process's cache). Unknown names raise UserError
     before anything runs; anything that breaks inside becomes a
     ``harness_error`` record rather than an exception.
     """
@@ -189,35 +227,41 @@ def run_session(
         raise UserError(f"codec {codec!r} is not installed here: {exc}") from None
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise UserError(f"seed must be a non-negative integer, got {seed!r}")
-    baseline: bool | None = None
-    broke: _BaselineBroke | None = None
-    if sc.faults:  # a session without faults is its own baseline
+    base: Baseline | None = None
+    later = baseline if sc.faults and callable(baseline) else None
+    if sc.faults and isinstance(baseline, Baseline):
+        base = baseline
+    elif sc.faults and later is None:  # a session without faults is its own baseline
         # Before the session itself, so that an agent passed in ends in the session's state.
         key = (id(sc), agent_name, tuple(sorted((agent_params or {}).items())), seed, codec, host, era)
-        cached = _BASELINES.get(key) if isinstance(agent, str) else None
+        with _BASELINES_LOCK:
+            cached = _BASELINES.get(key) if isinstance(agent, str) else None
+            if cached is not None and cached[0] is sc:
+                _BASELINES.move_to_end(key)
         if cached is not None and cached[0] is sc:
-            baseline = cached[1]
-            _BASELINES.move_to_end(key)
+            base = Baseline(cached[1])  # its cost was the session's that ran it
         else:
             fresh = make_agent(agent, agent_params) if isinstance(agent, str) else ag
-            try:
-                baseline = _baseline_success(sc, fresh, agent_name, seed, codec, host, era)
-            except _BaselineBroke as exc:
-                broke = exc
-            if isinstance(agent, str) and baseline is not None:
-                _BASELINES[key] = (sc, baseline)
-                if len(_BASELINES) > BASELINE_CACHE_SIZE:
-                    _BASELINES.popitem(last=False)
+            base = _baseline_success(sc, fresh, agent_name, seed, codec, host, era)
+            if isinstance(agent, str) and not base.error:
+                with _BASELINES_LOCK:
+                    _BASELINES[key] = (sc, base.success)
+                    if len(_BASELINES) > BASELINE_CACHE_SIZE:
+                        _BASELINES.popitem(last=False)
     run = _Session(sc, ag, agent_name, strategy, seed, codec, host, Trace(trace), era)
-    run.baseline_success = baseline
-    if broke is not None:
-        # The session itself is not run: without its baseline it cannot be judged.
-        run.status, run.end = "harness_error", "error"
-        run.error = f"the fault-free baseline broke: {broke}"
-        run.traceback = broke.traceback
-    else:
+    if base is None or not base.error:  # without its baseline a session cannot be judged: not run
         _run(run)
-    return run.result(time.perf_counter() - started)
+    if later is not None:
+        base = later()  # run beside the session: it is needed only now, to judge it
+    run.baseline_success = None if base is None or base.error else base.success
+    if base is not None and base.error:
+        run.status, run.end = "harness_error", "error"
+        run.error = f"the fault-free baseline broke: {base.error}"
+        run.traceback = base.traceback
+    result = run.result(time.perf_counter() - started)
+    if base is not None and (base.tokens_in or base.tokens_out):
+        result = replace(result, baseline_tokens_in=base.tokens_in, baseline_tokens_out=base.tokens_out)
+    return result
 
 
 ORACLE = "oracle"

@@ -363,6 +363,7 @@ class RunView:
     def session_command(self, row: Mapping[str, Any]) -> str:
         """The ``harness session`` line that runs this one session again, deterministically."""
         from harness.sim.family import SOURCE_PREFIX
+        from harness.sim.served import SERVED_PREFIX
 
         sources = self.manifest.get("scenario_sources") or {}
         source = str(sources.get(row["scenario"], row["scenario"]))
@@ -376,10 +377,16 @@ class RunView:
                 f"--seed {spec['seed']} --out /tmp/harness-gen && "
             )
             source = f"/tmp/harness-gen/{row['scenario']}.toml"
+        served: list[str] = []
+        if source.startswith(SERVED_PREFIX):  # a scenario for a real server: its file, and the --server given
+            spec = json.loads(source[len(SERVED_PREFIX) :])
+            source = str(spec["path"])
+            served = ["--server", str(spec["command"])] if spec.get("command") else []
         args = [
             "harness",
             "session",
             source,
+            *served,
             "--agent",
             str(row["agent"]),
             "--strategy",
@@ -429,6 +436,9 @@ class RunView:
         )
         if any(str(s).startswith(SOURCE_PREFIX) for _, s in sources):
             options = dataclasses.replace(options, loader=LOADER)
+        from harness.proxy.served import served_options
+
+        options = served_options(options)  # a served scenario's session starts its real server again
         outcome = run_cells([self.cell(row)], options)[0]
         data = outcome.trace or b""
         return data, hashlib.sha256(data).hexdigest() == row.get("trace_hash")

@@ -2,7 +2,13 @@
 
 ``FakeEndpoint(policy)`` serves ``POST /v1/chat/completions`` with uvicorn in a thread; the
 policy maps each request body to an :class:`Answer` (or a plain body, answered 200). Every
-request and its headers are kept, so a test reads what the model was shown.
+request and its headers are kept, so a test reads what the model was shown. ``latency_s``
+answers every request that long after it arrived (requests wait side by side, as at a real
+endpoint), so a test or a measurement sees a model's latency.
+
+Run as a script it serves until stopped, for measuring ``harness run`` against a fixed latency::
+
+    python tests/llm/fake_endpoint.py --latency 0.3 --port 8765 --policy weather
 """
 
 from __future__ import annotations
@@ -61,26 +67,38 @@ def final(text: str) -> dict[str, Any]:
 class FakeEndpoint:
     """Start with ``with FakeEndpoint(policy) as fake:``; ``fake.base_url`` ends in ``/v1``."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, *, latency_s: float = 0.0, port: int = 0) -> None:
         self.policy = policy
+        self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.arrived: list[float] = []
+        """``time.monotonic()`` at each request's arrival, in the order of ``requests``."""
+        self.in_flight = self.most_in_flight = 0
+        """Requests being answered now, and the most there ever were at once."""
         self._lock = threading.Lock()
         app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.port = 0
 
     async def _complete(self, request: Request) -> Response:
         body = await request.json()
         with self._lock:
+            self.arrived.append(time.monotonic())
             self.requests.append(body)
             self.headers.append(dict(request.headers))
             answer = self.policy(body)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
         if not isinstance(answer, Answer):
             answer = Answer(answer)
-        if answer.delay_s:
-            await asyncio.sleep(answer.delay_s)
+        try:
+            if answer.delay_s + self.latency_s:
+                await asyncio.sleep(answer.delay_s + self.latency_s)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
         if isinstance(answer.body, str):
             return Response(answer.body, status_code=answer.status, headers=answer.headers)
         return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
@@ -134,3 +152,70 @@ def careful_booker(request: dict[str, Any]) -> dict[str, Any]:
     if calls[-1]["function"]["name"] == "weather":
         return tool_call("book", {"item": "table for two", "date": "14/03/2025"}, "call_b")
     return final("Done: the weather is checked and the table is booked.")
+
+
+CITY_CALL = "weather"
+
+
+def weather_caller(request: dict[str, Any]) -> dict[str, Any]:
+    """A model for ``flaky_weather`` (and any task naming cities): the weather of each city the
+    task names, in order; a failed call is made again as it was; then a final answer. A function
+    of the conversation alone, so concurrent sessions get the answers they would get alone."""
+    messages = request["messages"]
+    task = next(m["content"] for m in messages if m["role"] == "user")
+    cities = [c for c in ("Oslo", "Lima", "Tokyo", "Paris") if c in task]
+    calls = [c for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    results = [m["content"] for m in messages if m["role"] == "tool"]
+    done = sum(1 for r in results if not r.startswith("Tool error"))
+    if done >= len(cities):
+        return final("Done: " + "; ".join(r for r in results if not r.startswith("Tool error")))
+    return tool_call(CITY_CALL, {"city": cities[done]}, f"call_{len(calls)}")
+
+
+POLICIES: dict[str, Policy] = {"weather": weather_caller, "booker": careful_booker}
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Serve a scripted chat-completions endpoint until stopped.")
+    parser.add_argument("--port", type=int, default=8765, help="0: any free port (the first line names it)")
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds before each answer")
+    parser.add_argument("--policy", choices=sorted(POLICIES), default="weather")
+    parser.add_argument("--rate-limit-every", type=int, default=0, help="answer every Nth request 429")
+    parser.add_argument("--retry-after", type=float, default=1.0, help="the 429's Retry-After, seconds")
+    args = parser.parse_args(argv)
+    policy = POLICIES[args.policy]
+    if args.rate_limit_every:
+        policy = rate_limited(policy, args.rate_limit_every, args.retry_after)
+    with FakeEndpoint(policy, latency_s=args.latency, port=args.port) as fake:
+        print(f"serving {fake.base_url} (latency {args.latency} s, policy {args.policy})", flush=True)
+        shown = 0
+        try:
+            while fake.thread.is_alive():
+                time.sleep(1.0)
+                if len(fake.requests) != shown:
+                    shown = len(fake.requests)
+                    print(f"requests so far: {shown}", flush=True)
+        except KeyboardInterrupt:
+            pass
+    print(f"requests: {len(fake.requests)}", flush=True)
+
+
+def rate_limited(policy: Policy, every: int, retry_after_s: float) -> Policy:
+    """``policy``, but every ``every``-th request is answered 429 with ``Retry-After``."""
+    seen = [0]
+
+    def limited(request: dict[str, Any]) -> Answer | dict[str, Any]:
+        seen[0] += 1
+        if seen[0] % every == 0:
+            return Answer(
+                {"error": "rate limited"}, status=429, headers={"Retry-After": f"{retry_after_s:g}"}
+            )
+        return policy(request)
+
+    return limited
+
+
+if __name__ == "__main__":
+    main()

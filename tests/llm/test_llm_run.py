@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fake_endpoint import Answer, FakeEndpoint, careful_booker, scripted
+from fake_endpoint import Answer, FakeEndpoint, careful_booker, scripted, weather_caller
 
 from harness.cli.run import build_grid
 from harness.llm.client import close_clients
@@ -110,17 +110,22 @@ def test_dry_run_prints_the_grid_and_the_model_requests_it_can_cost_and_runs_not
     assert "12 sessions (1 scenarios x 1 agents x 4 strategies x 1 hosts x " in text and "x 3 seeds" in text
     # strict_dates: a 30-step budget and faults, so a fault-free baseline each too
     assert "llm: 12 sessions x their step budgets = at most 360 model requests" in text
-    assert "at most 360 more for the fault-free baselines" in text
+    # one baseline per seed, whatever the strategies
+    assert "at most 90 more for the fault-free baselines" in text
     assert not out.exists()
 
 
-def test_concurrency_against_the_endpoint_bounds_the_worker_processes(
+def test_concurrency_is_requests_in_flight_whatever_the_worker_processes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with FakeEndpoint(careful_booker) as fake:
-        argv = [*GRID, *against(fake), "--workers", "2", "--llm-concurrency", "1"]
+    grid = ["run", "flaky_weather", "--agents", "llm", "--strategies", "is_error,collapse", "--seeds", "8"]
+    with FakeEndpoint(weather_caller, latency_s=0.05) as fake:
+        argv = [*grid, *against(fake), "--workers", "16", "--llm-concurrency", "4"]
         assert run([*argv, *QUIET, "--out", str(tmp_path / "r")], capsys)[0] == 0
-    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["workers"] == 1
+    assert fake.most_in_flight == 4  # 24 sessions and baselines, never more than 4 requests at once
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert (manifest["llm_concurrency"], manifest["llm_concurrency_per"]) == (4, "machine")
+    assert manifest["workers"] == 16  # the processes of scripted cells; the model's are threads
 
 
 def test_the_default_grid_leaves_out_agents_that_call_a_model() -> None:

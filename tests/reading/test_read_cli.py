@@ -125,6 +125,8 @@ class TestJsonl:
         (["x", "--arguments", "{"], "--arguments is not JSON"),
         (["x", "--arguments", "[1]"], "must be a JSON object"),
         (["x", "--split", "test"], "--split goes with --evaluate"),
+        (["x", "--dataset", "library"], "--dataset goes with --evaluate"),
+        (["--evaluate", "--dataset", "web"], "'--dataset'"),
         (["--evaluate", "x"], "--evaluate reads the corpus"),
         (["--evaluate", "--format", "jsonl"], "not jsonl"),
         (["--evaluate", "--split", "test", "--misses"], "only of the train split"),

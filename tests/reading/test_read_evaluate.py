@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import cli
-from harness.fixtures.corpus import messages
+from harness.fixtures.corpus import ECOSYSTEMS, library_texts, messages
 from harness.reading import FIELDS, Reading, agrees, evaluate, same_expected
 
 SPLITS = {"train": "train", "test": "test", "all": None}
@@ -52,6 +52,48 @@ def test_the_command_prints_the_same_figures_as_json_and_as_a_table(split: str) 
     assert [line.split()[0] for line in lines[2:7]] == list(FIELDS)
     for stack in doc["by_stack"]:
         assert stack in lines[1]
+
+
+@pytest.mark.parametrize("split", list(SPLITS))
+def test_the_library_texts_are_measured_per_ecosystem(split: str) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        cli, ["read", "--evaluate", "--dataset", "library", "--split", split, "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    records = library_texts(SPLITS[split])
+    assert doc == evaluate(records, split=split).to_json()
+    assert set(doc["by_stack"]) == {t.ecosystem for t in records} and set(doc["by_stack"]) <= set(ECOSYSTEMS)
+    table = runner.invoke(cli, ["read", "--evaluate", "--dataset", "library", "--split", split])
+    lines = table.stdout.splitlines()
+    assert lines[0].startswith(f"reader against the library texts' hand annotations, split {split}:")
+    assert [line.split()[0] for line in lines[2:7]] == list(FIELDS)
+
+
+def test_both_datasets_are_reported_each_in_its_own_right() -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        cli, ["read", "--evaluate", "--dataset", "both", "--split", "test", "--format", "json"]
+    )
+    doc = json.loads(result.stdout)
+    assert list(doc) == ["corpus", "library"]
+    assert doc["corpus"] == evaluate(messages("test"), split="test").to_json()
+    assert doc["library"] == evaluate(library_texts("test"), split="test").to_json()
+    table = runner.invoke(cli, ["read", "--evaluate", "--dataset", "both", "--split", "test"]).stdout
+    assert table.count("reader against") == 2 and "library texts" in table
+    default = runner.invoke(cli, ["read", "--evaluate", "--split", "test", "--format", "json"])
+    assert json.loads(default.stdout) == doc["corpus"]
+
+
+def test_misses_of_the_library_train_split_name_their_texts_and_the_test_split_stays_held_out() -> None:
+    runner = CliRunner()
+    misses = runner.invoke(
+        cli, ["read", "--evaluate", "--dataset", "library", "--split", "train", "--misses"]
+    )
+    assert misses.exit_code == 0
+    refused = runner.invoke(cli, ["read", "--evaluate", "--dataset", "both", "--split", "test", "--misses"])
+    assert refused.exit_code == 2 and "held out" in refused.stderr
 
 
 def test_the_default_split_is_train_and_misses_list_train_texts_only() -> None:

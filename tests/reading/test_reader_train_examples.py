@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.fixtures.corpus import messages
+from harness.fixtures.corpus import library_texts, messages
 from harness.reading import FIELDS, agrees, read
 
 ZOD3 = "MCP error -32602: Input validation error: Invalid arguments for tool {tool}: {issue}"
@@ -234,3 +234,19 @@ def test_every_train_message_reads_as_annotated(message: Any) -> None:
     reading = read(message.text, arguments=message.arguments)
     wrong = {f: (getattr(reading, f), getattr(message, f)) for f in FIELDS if not agrees(f, reading, message)}
     assert not wrong, f"read, annotated: {wrong}"
+
+
+LIBRARY_TRAIN_DISAGREEMENTS = {"github-13": ["category"]}
+"""Train texts the reader is known to read otherwise than their annotation: GitHub's bare "Server
+Error" is annotated ``transient`` (a 5xx body); the reader reads a server error with no status or
+cause as ``unknown``, as it reads "Internal server error" (``test_reader_general.py``)."""
+
+
+def test_every_library_train_text_reads_as_annotated_but_the_known_disagreements() -> None:
+    wrong = {}
+    for text in library_texts("train"):
+        reading = read(text.text, arguments=text.arguments)
+        fields = [f for f in FIELDS if not agrees(f, reading, text)]
+        if fields:
+            wrong[text.id] = fields
+    assert wrong == LIBRARY_TRAIN_DISAGREEMENTS

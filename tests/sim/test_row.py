@@ -58,10 +58,15 @@ APPENDED_26 = ("sources_met", "claimed", "misreported", "order_violations", "ans
                "messages_read", "harmful_calls", "misled")  # fmt: skip
 """Where fault texts came from, what the agent told the user and read, and the harm text did
 (issues 26 and 27)."""
+APPENDED_31 = ("baseline_tokens_in", "baseline_tokens_out")
+"""What the fault-free baseline's model requests cost, charged once per baseline (issue 31)."""
+APPENDED_28 = ("server",)
+"""The real server a session ran against (``harness run --server``; issue 28)."""
 
 
 def test_the_column_order_is_the_one_results_were_written_in() -> None:
-    assert ROW_COLUMNS == ORDER + APPENDED + APPENDED_18 + APPENDED_21 + APPENDED_19 + APPENDED_26
+    appended = APPENDED + APPENDED_18 + APPENDED_21 + APPENDED_19 + APPENDED_26 + APPENDED_31 + APPENDED_28
+    assert ORDER + appended == ROW_COLUMNS
     assert SESSION_ROW_COLUMNS is ROW_COLUMNS and SessionSessionResult is SessionResult
 
 
