@@ -73,10 +73,19 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
 
 
 def looks_ok(obs: ToolResult) -> bool:
-    """A usable result: text blocks only, holding a JSON object (as every catalogue tool answers)."""
+    """A usable result: text blocks only, and text that is whole: what starts as JSON (as every
+    catalogue tool answers) must parse; plain text (as many real servers answer) is taken as it is."""
     if not obs.content or any(b.get("type") != "text" for b in obs.content):
         return False
-    return parse_json_object(obs.text) is not None
+    text = obs.text.lstrip()
+    if not text:
+        return False
+    if text[0] in "{[":
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+    return True
 
 
 def mentions(value: Any, fields: dict[str, Any]) -> bool:

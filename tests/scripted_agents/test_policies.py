@@ -322,3 +322,13 @@ def test_the_registry_has_the_five_agents_and_make_rejects_unknown_names() -> No
     assert all(isinstance(make(n), AGENTS[n]) for n in list_agents())
     with pytest.raises(UserError, match="unknown agent 'reeder'; did you mean 'reader'"):
         make("reeder")
+
+
+def test_a_plain_text_answer_is_whole_and_a_cut_json_one_is_garbled() -> None:
+    from scripted_agents.base import looks_ok
+
+    assert looks_ok(result("Successfully wrote to note.txt"))  # as a real server answers a write
+    assert looks_ok(result('{"rows": []}'))
+    assert not looks_ok(result('{"rows": ['))
+    assert not looks_ok(result("[malformed upstream response] {"))
+    assert not looks_ok(result(""))
