@@ -1,0 +1,253 @@
+"""Every result figure the README and docs/ quote, made by one command from fresh runs.
+
+``python -m harness.cli.figures`` runs the runs the documents cite (the study with real sources,
+the same study with the template source, the default batch), asks ``harness effects`` and
+``harness compare`` for their JSON, and rewrites each generated block of the documents::
+
+    <!-- figures:NAME -->
+    ...made here, never typed by hand...
+    <!-- /figures -->
+
+``--check`` rewrites nothing: it exits 1 naming each block whose text differs from a fresh run's
+(``tests/test_figures.py`` runs it). ``--runs DIR`` keeps the runs there (re-used when present,
+so a second call only re-renders). Runs are deterministic, so a fresh run gives the same figures
+on any machine with the same harness; only times differ, and no block holds a time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENTS: tuple[str, ...] = ("README.md", "docs/study.md", "docs/results.md")
+"""The documents with generated blocks (paths from the repository's root)."""
+
+BLOCK_NAMES: tuple[str, ...] = (
+    "study-shares", "study-sources", "study-families", "study-features", "study-harm",
+    "template-shares", "template-features", "default-compare", "default-table",
+)  # fmt: skip
+"""Every block :func:`render` writes."""
+
+BLOCK = re.compile(r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /figures -->)", re.S)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run the documents cite: its name (a folder under --runs) and its ``harness run`` flags."""
+
+    name: str
+    args: tuple[str, ...]
+
+
+RUNS: tuple[Run, ...] = (
+    Run("study", ("--study",)),
+    Run("study-template", ("--study", "--set", "faults.source=template")),
+    Run("default", ()),
+)
+
+
+def _harness(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli.main", *args], capture_output=True, text=True, cwd=ROOT
+    )
+    if done.returncode not in (0, 3):
+        raise SystemExit(f"harness {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+    return done.stdout
+
+
+class Runs:
+    """The runs of :data:`RUNS` in one folder, each run (or found finished) when first asked for."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self._json: dict[tuple[str, ...], Any] = {}
+
+    def __getitem__(self, name: str) -> Path:
+        run = next(r for r in RUNS if r.name == name)
+        path = self.where / run.name
+        if not (path / "sessions.parquet").exists():
+            if path.exists():
+                raise SystemExit(f"{path}: an unfinished run; remove it or finish it (harness run --resume)")
+            _harness("run", *run.args, "--out", str(path), "--no-compare")
+        return path
+
+    def json(self, command: str, name: str, *extra: str) -> Any:
+        key = (command, name, *extra)
+        if key not in self._json:
+            self._json[key] = json.loads(_harness(command, str(self[name]), "--format", "json", *extra))
+        return self._json[key]
+
+
+# -- the numbers, as the documents show them ----------------------------------------------
+
+
+def _ci(value: float, lo: float | None, hi: float | None) -> str:
+    if lo is None or hi is None:
+        return f"{value:+.2f}"
+    return f"{value:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2g}"
+
+
+def _share(count: int, total: int) -> str:
+    pct = 100 * count / total if total else 0.0
+    return f"{count} ({'<1' if 0 < pct < 1 else f'{pct:.0f}'}%)"
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _shares(doc: Mapping[str, Any]) -> str:
+    rows = []
+    still: list[str] = []
+    for r in doc["shares"]:
+        n = r["scenarios"]
+        cells = [_share(r["help"], n), _share(r["none"], n), _share(r["hurt"], n),
+                 _ci(r["mean_effect"], r["lo"], r["hi"]), _p(r["p_adj"])]  # fmt: skip
+        if r["help"] == r["hurt"] == 0 and r["mean_effect"] == 0:
+            still.append(r["agent"])
+            continue
+        rows.append([r["agent"], r["against"], *cells])
+    if still:
+        first = next(r for r in doc["shares"] if r["agent"] == still[0])
+        rows.append([", ".join(still), first["against"], _share(0, first["scenarios"]),
+                     _share(first["scenarios"], first["scenarios"]), _share(0, first["scenarios"]),
+                     _ci(0.0, first["lo"], first["hi"]), _p(first["p_adj"])])  # fmt: skip
+    m = doc["min_effect"]
+    head = ["agent", "strategy", f"help (Δ ≤ −{m:g})", "no difference", f"hurt (Δ ≥ +{m:g})",
+            "mean Δ [95% CI]", "p adj"]  # fmt: skip
+    return _table(head, rows)
+
+
+def _groups(rows: Sequence[Mapping[str, Any]], agent: str, what: str) -> str:
+    chosen = [r for r in rows if r["agent"] == agent]
+    body = [[r["group"], str(r["scenarios"]), _ci(r["mean_effect"], r["lo"], r["hi"]), _p(r["p_adj"])]
+            for r in chosen]  # fmt: skip
+    return _table([what, "scenarios", "mean Δ [95% CI]", "p adj"], body)
+
+
+def _features(doc: Mapping[str, Any], agent: str, top: int) -> str:
+    chosen = [r for r in doc["features"] if r["agent"] == agent][:top]
+    body = [[r["feature"], f"{r['n_with']}/{r['n_without']}",
+             _ci(r["difference"], r["lo"], r["hi"]) if r["lo"] is not None else f"{r['difference']:+.2f} (–)",
+             _p(r["p_adj"])] for r in chosen]  # fmt: skip
+    return _table(["feature", "n with/without", "mean Δ with − without [95% CI]", "p adj"], body)
+
+
+def _harm(rows: Any) -> str:
+    body = []
+    for (agent, strategy), g in rows.groupby(["agent", "strategy"], sort=True):
+        if agent in ("reader", "refresher") and strategy in ("is_error", "collapse"):
+            counts = [
+                str(int(g[c].sum())) for c in ("harmful_calls", "misled", "misreported", "messages_read")
+            ]
+            body.append([agent, strategy, str(len(g)), f"{g['success'].mean():.3f}", *counts])
+    return _table(["agent", "strategy", "sessions", "success", "harmful calls", "misled", "misreported",
+                   "texts read"], body)  # fmt: skip
+
+
+def _compare(doc: Mapping[str, Any], agents: Sequence[str]) -> str:
+    body = []
+    for r in doc["rows"]:
+        if r["agent"] not in agents:
+            continue
+        diff = "–" if r.get("success_diff") is None else _ci(r["success_diff"], r["diff_lo"], r["diff_hi"])
+        rate = f"{r['success_rate']:.2f} [{r['success_lo']:.2f}, {r['success_hi']:.2f}]"
+        sides = f"{r['n_favour_base']}/{r['n_tie']}/{r['n_favour_other']}" if r.get("n_pairs") else "–"
+        body.append([r["agent"], r["strategy"], rate, diff, sides, _p(r.get("p")), _p(r.get("p_adjusted"))])
+    return _table(["agent", "strategy", "success [95% CI]", "Δ vs is_error [95% CI]", "scenarios -/0/+", "p",
+                   "p holm"], body)  # fmt: skip
+
+
+def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
+    """The text of each block in ``names``, from the runs (only the runs those blocks need)."""
+    import pandas as pd
+
+    def study() -> Any:
+        return runs.json("effects", "study", "--against", "collapse")
+
+    def template() -> Any:
+        return runs.json("effects", "study-template", "--against", "collapse")
+
+    blocks: dict[str, Callable[[], str]] = {
+        "study-shares": lambda: _shares(study()),
+        "study-sources": lambda: _groups(study()["sources"], "reader", "source of the texts"),
+        "study-families": lambda: _groups(study()["families"], "reader", "family"),
+        "study-features": lambda: _features(study(), "reader", 6),
+        "study-harm": lambda: _harm(pd.read_parquet(runs["study"] / "sessions.parquet")),
+        "template-shares": lambda: _shares(template()),
+        "template-features": lambda: _features(template(), "reader", 6),
+        "default-compare": lambda: _compare(runs.json("compare", "default"), ("reader", "refresher")),
+        "default-table": lambda: _harness("compare", str(runs["default"]), "--format", "markdown"),
+    }
+    assert tuple(blocks) == BLOCK_NAMES
+    return {name: blocks[name]() for name in names}
+
+
+def rewrite(blocks: Mapping[str, str], documents: Sequence[str], *, check: bool) -> list[str]:
+    """Put each block's text into ``documents``; the names of blocks that differed."""
+    differ: list[str] = []
+    for doc in documents:
+        path = ROOT / doc
+        text = path.read_text(encoding="utf-8")
+
+        def fill(m: re.Match[str], doc: str = doc) -> str:
+            name = m.group("name")
+            if name not in blocks:
+                raise SystemExit(f"{doc}: no figures named {name!r} (known: {', '.join(BLOCK_NAMES)})")
+            if m.group("body") != blocks[name]:
+                differ.append(f"{doc}:{name}")
+            return m.group(1) + blocks[name] + m.group(4)
+
+        new = BLOCK.sub(fill, text)
+        if not check and new != text:
+            path.write_text(new, encoding="utf-8")
+    return differ
+
+
+def blocks_in(documents: Sequence[str]) -> list[str]:
+    """The block names ``documents`` quote, each once."""
+    found = [m.group("name") for doc in documents for m in BLOCK.finditer((ROOT / doc).read_text())]
+    return list(dict.fromkeys(found))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m harness.cli.figures", description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 if a block differs")
+    parser.add_argument("--runs", type=Path, default=None, help="where the runs are kept (default: temp)")
+    parser.add_argument(
+        "documents", nargs="*", default=list(DOCUMENTS), help="the documents (default: all with blocks)"
+    )
+    args = parser.parse_args(argv)
+    unknown = [d for d in args.documents if d not in DOCUMENTS]
+    if unknown:
+        parser.error(f"no generated blocks in {', '.join(unknown)} (documents: {', '.join(DOCUMENTS)})")
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = Runs(args.runs or Path(tmp))
+        differ = rewrite(render(runs, blocks_in(args.documents)), args.documents, check=args.check)
+        if not args.check and args.documents == list(DOCUMENTS):  # the figures (PNG: drawn, not compared)
+            _harness("plot", str(runs["default"]), "--out", str(ROOT / "docs" / "figures"))
+            _harness("effects", str(runs["study"]), "--against", "collapse", "--plot",
+                     str(ROOT / "docs" / "figures" / "effects.png"))  # fmt: skip
+    if differ:
+        print(("differs from a fresh run: " if args.check else "rewrote: ") + ", ".join(differ))
+    return 1 if differ and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
