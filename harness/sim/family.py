@@ -50,7 +50,7 @@ from harness.sim.scenario import (
 )
 from harness.sim.seeding import derive_seed, np_random
 from harness.sim.served import SERVED_PREFIX, load_served_source
-from harness.sim.sources import SOURCE_NAMES, TEMPLATE
+from harness.sim.sources import SOURCE_NAMES, TEMPLATE, fits
 
 FAMILY_DIR = SCENARIO_DIR / "families"
 """Where the shipped families live (a subfolder: ``list_scenarios()`` globs only ``*.toml``)."""
@@ -703,6 +703,10 @@ def sample(family: Family, count: int, seed: int) -> list[tuple[str, dict[str, A
     return out
 
 
+def _fits_kind(kind: str, source: str) -> bool:
+    return fits(source, kind)
+
+
 def _draw_sources(weights: Weights, data: dict[str, Any], seed: int) -> None:
     """Give each raising fault of a drawn scenario a ``source``, drawn from its own generator.
 
@@ -713,7 +717,8 @@ def _draw_sources(weights: Weights, data: dict[str, Any], seed: int) -> None:
     steering = False
     for rule in data.get("faults", ()):
         if FAULT_KIND_TABLE[rule["kind"]].raises and "message" not in rule:
-            source = weights.draw(rng)
+            kind: str = rule["kind"]
+            source = weights.draw(rng, functools.partial(_fits_kind, kind))
             if source is not None and source != TEMPLATE:
                 rule["source"] = source
                 steering = steering or rule.get("quality") == "adversarial"

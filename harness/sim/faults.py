@@ -44,12 +44,14 @@ from harness.sim.catalogue import CatalogueTool, World, binary_junk
 from harness.sim.seeding import derive_seed, np_random
 from harness.sim.sources import (
     ARGUMENT_KINDS,
+    HARVESTED,
     SOURCES,
     TEMPLATE,
     UPSTREAM_KINDS,
     Source,
     argument_text,
     constrained_schema,
+    harvested_text,
     upstream_text,
 )
 
@@ -393,7 +395,7 @@ class FaultEngine:
         now = self.clock.now
         for i in self._by_tool.get(tool.name, ()):
             rule = self.rules[i]
-            if rule.source != TEMPLATE and rule.kind in _VALIDATED:
+            if rule.kind in _VALIDATED and SOURCES.get(rule.source) is not None:
                 # A real stack's validator decides, against the constraint the tool declares.
                 if self.scheduled(i, call) and self._invalid(rule, tool, args) is not None:
                     return i
@@ -487,6 +489,16 @@ class FaultEngine:
             text = self._real(source, rule, tool, args, said)
             if text is not None:
                 return text
+        elif rule.source == HARVESTED:
+            if said in ("misleading", "adversarial"):
+                text = self._harmful(rule, tool, args, said)
+                if text is not None:
+                    return text
+            elif said == "explicit":
+                pick = derive_seed("text", self.seed, rule.index, self.counts.get(tool.name, 0))
+                harvested = harvested_text(rule.kind, pick)
+                if harvested is not None:
+                    return harvested
         if said == "explicit":
             return kind.message(self, rule, tool, args)
         text = kind.texts.get(said, QUALITY_TEXTS[said])

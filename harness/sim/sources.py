@@ -49,6 +49,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 if TYPE_CHECKING:  # httpx loads on first use: a worker that never needs a real source skips it
@@ -272,6 +273,66 @@ def upstream_exception(
 # -- the stacks -----------------------------------------------------------------------------
 
 
+# -- texts harvested from real servers ----------------------------------------------------
+
+HARVESTED_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "transient": ("transient",),
+    "futile_outage": ("transient",),
+    "post_commit": ("transient",),
+    "rate_limited": ("rate_limited",),
+    "timeout": ("timeout",),
+    "permanent": ("permanent", "not_found"),
+}
+"""The upstream kinds a harvested text can stand for, and the annotated categories it is drawn
+from. Argument faults are not among them: a harvested text names another server's arguments."""
+
+_CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "corpus"
+
+
+def _held_out(splits: str) -> set[str]:
+    import tomllib
+
+    return set(tomllib.loads((_CORPUS / splits).read_text(encoding="utf-8")).get("test", []))
+
+
+@functools.lru_cache(maxsize=1)
+def harvested_texts() -> dict[str, tuple[str, ...]]:
+    """Category -> the texts real servers and libraries wrote for it, from the corpus's held-out
+    part only (docs/corpus.md): servers and providers the reader was never developed on. Read as
+    data files, so the simulator imports nothing of the fixtures."""
+    categories = {}
+    for line in (_CORPUS / "annotations.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            categories[row["id"]] = row["category"]
+    out: dict[str, list[str]] = {}
+    servers = _held_out("splits.toml")
+    for line in (_CORPUS / "messages.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if row["server"] in servers:
+                out.setdefault(categories[row["id"]], []).append(row["text"])
+    providers = _held_out("library_splits.toml")
+    for line in (_CORPUS / "library_texts.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if row["provider"] in providers:
+                out.setdefault(row["category"], []).append(row["text"])
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def harvested_text(kind: str, pick: int) -> str | None:
+    """The ``pick``-th (modulo) harvested text for a fault of ``kind``, or None where none fits."""
+    texts = [t for c in HARVESTED_CATEGORIES.get(kind, ()) for t in harvested_texts().get(c, ())]
+    return texts[pick % len(texts)] if texts else None
+
+
+def fits(source: str, kind: str) -> bool:
+    """Whether ``source`` has a text of its own for a fault of ``kind`` (harvested texts are for
+    upstream kinds only; every other source writes every raising kind)."""
+    return source != HARVESTED or kind in HARVESTED_CATEGORIES
+
+
 @dataclass(frozen=True)
 class Source:
     """One real stack: how it validates arguments and what it makes of an exception."""
@@ -300,8 +361,12 @@ def _fastmcp_exception(tool: str, exc: httpx.HTTPError) -> str:
     return f"Error calling tool {tool!r}: {exc}"
 
 
+HARVESTED = "harvested"
+"""The source whose texts are real servers' own (:func:`harvested_text`), not a stack run here."""
+
 SOURCES: dict[str, Source | None] = {
     TEMPLATE: None,
+    HARVESTED: None,
     "jsonschema": Source(
         "jsonschema",
         "python-sdk-1 (low-level Server)",
@@ -332,7 +397,8 @@ SOURCES: dict[str, Source | None] = {
         "Error calling tool '{tool}'",
     ),
 }
-"""Every source a fault's text can come from; ``template`` (None here) is the fault table's."""
+"""Every source a fault's text can come from; ``template`` (None here) is the fault table's and
+``harvested`` (None here) draws real servers' own texts."""
 
 SOURCE_NAMES: tuple[str, ...] = tuple(SOURCES)
 

@@ -152,5 +152,5 @@ def test_a_family_draws_each_fault_s_source_without_changing_any_other_draw(tmp_
         extra = [t for t in a["tools"] if t not in b["tools"]]
         assert extra in ([], ["delete_bookings", "cancel_all", "send_payment"]), name
         assert [t for t in a["tools"] if t in b["tools"]] == b["tools"]
-    assert seen == {"jsonschema", "pydantic", "fastmcp"}
+    assert seen == {"jsonschema", "pydantic", "fastmcp", "harvested"}
     assert sample(load_family(str(FAMILY_DIR / "message-quality.toml")), 30, 0) == with_sources
