@@ -227,11 +227,15 @@ class ScriptedAgent(Agent):
         self.sg = 0
         self.deferred: Action | None = None
         self.acted = 0
-        self.answers: dict[str, Any] = {}
+        self.answers: dict[str, ToolResult] = {}
         """What it read for each read subgoal: what its Finish reports to the user."""
         self.messages_read = self.instructed = 0
         self.after_instruction: CallTool | None = None
         self._new_subgoal()
+
+    def answer(self) -> dict[str, str]:
+        """What it tells the user it read: each read subgoal's result, as text."""
+        return {name: obs.text for name, obs in self.answers.items()}
 
     @property
     def rng(self) -> np.random.Generator:
@@ -373,7 +377,7 @@ class ScriptedAgent(Agent):
     def advance(self) -> Action:
         self.sg += 1
         if self.sg >= len(self.task.subgoals):
-            return Finish(answer=dict(self.answers))
+            return Finish(answer=self.answer())
         self._new_subgoal()
         return self.start()
 
@@ -419,7 +423,7 @@ class ScriptedAgent(Agent):
         if self.checks_content and not looks_ok(obs):
             return self.on_garbled(obs)
         if self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is True:
-            self.answers[self.task.subgoals[self.sg].name] = obs.text  # what it will report
+            self.answers[self.task.subgoals[self.sg].name] = obs  # its text is what it will report
         verify = self.task.subgoals[self.sg].verify if self.verifies else None
         if (
             verify is not None

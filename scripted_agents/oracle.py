@@ -94,10 +94,10 @@ class OracleAgent(ScriptedAgent):
                 assert isinstance(observation, ToolResult)
                 tool = self.known.get(observation.tool, {})
                 if tool.get("annotations", {}).get("readOnlyHint") is True:
-                    self.answers[self.subgoal.name] = observation.text
+                    self.answers[self.subgoal.name] = observation
                 self.sg += 1
         if self.sg >= len(self.task.subgoals):
-            return Finish(answer=dict(self.answers))
+            return Finish(answer=self.answer())
         return self._plan(view)
 
     def _plan(self, view: OracleView) -> Action:

@@ -45,9 +45,21 @@ class ToolResult:
 
     @property
     def text(self) -> str:
-        """The text blocks joined (what a model reads)."""
+        """The text blocks joined (what a model reads); worked out once, then kept on the result."""
+        known: str | None = self.__dict__.get("_text")
+        if known is None:
+            known = self._joined()
+            object.__setattr__(self, "_text", known)  # a cache of a frozen value, not a change
+        return known
+
+    def _joined(self) -> str:
+        content = self.content
+        if len(content) == 1:  # the common case: one block
+            block = content[0]
+            text = block.get("text")
+            return text if block.get("type") == "text" and isinstance(text, str) else ""
         return "\n".join(
-            b["text"] for b in self.content if b.get("type") == "text" and isinstance(b.get("text"), str)
+            b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str)
         )
 
 

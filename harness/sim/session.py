@@ -63,6 +63,7 @@ from harness.sim.agent import (
     Observation,
     RPCErrorObservation,
     Start,
+    ToolResult,
     Wait,
     Waited,
 )
@@ -372,6 +373,10 @@ WRONG_VALUE_KINDS: frozenset[str] = frozenset({"stale", "wrong_units", "partial"
 read is done (the call was made), and the value the agent reports is what is judged."""
 
 
+def _text(truth: str | ToolResult) -> str:
+    return truth if isinstance(truth, str) else truth.text
+
+
 def _same_answer(reported: Any, truth: str) -> bool:
     """Whether a reported value is the tool's answer ``truth`` (its text): the same text, or the
     same JSON value (the text parsed, or a value given as such)."""
@@ -487,9 +492,10 @@ class _Session:
         self.last_error_text = ""
         self.predecessors = sc.task.predecessors
         self.order_violations = self.premature = 0
+        self._answers_wrong: int | None = None
         self.answer: dict[str, Any] = {}
         """What the agent's Finish reported: subgoal name -> value."""
-        self.truth: dict[str, str] = {}
+        self.truth: dict[str, str | ToolResult] = {}
         """Read subgoal name -> the text its tool really answers for the call that did it."""
         self.changed: dict[str, str] = {}
         self.revoked: set[str] = set()
@@ -654,13 +660,14 @@ class _Session:
         tool: str,
         arguments: dict[str, Any],
         base: dict[str, Any] | None = None,
-        answered: str | None = None,
+        answered: ToolResult | None = None,
     ) -> None:
         """A call really ran: a read may complete a subgoal; a write is judged by what it stored.
 
         ``base`` is what the tool ran with when that differs from what the agent sent (a value
         the client gave when the tool asked for it), in the catalogue's base names. ``answered``
-        is the text the tool answered when that is the truth (no fault rewrote it).
+        is the tool's result when that is the truth (no fault rewrote it): its text is worked out
+        only if an answer is held to it.
         """
         spec = CATALOGUE[tool]
         if spec.store is not None:
@@ -735,11 +742,17 @@ class _Session:
         return (claim == "done" and not self.correct()) or (claim == "gave_up" and self.correct())
 
     def answers_wrong(self) -> int:
-        """Read subgoals whose reported value differs from what the tool really answers."""
+        """Read subgoals whose reported value differs from what the tool really answers (counted
+        once: it is asked after the session has ended)."""
+        if self._answers_wrong is None:
+            self._answers_wrong = self._count_wrong_answers()
+        return self._answers_wrong
+
+    def _count_wrong_answers(self) -> int:
         return sum(
             1
             for name, value in self.answer.items()
-            if name in self.truth and not _same_answer(value, self.truth[name])
+            if name in self.truth and not _same_answer(value, _text(self.truth[name]))
         )
 
     def success(self) -> bool:
@@ -885,7 +898,7 @@ class _Session:
                 outcome.executed or (outcome.fault is not None and outcome.fault.kind in WRONG_VALUE_KINDS)
             ):
                 ran, self.ran_with = self.ran_with, None
-                self._executed(tool, arguments, ran, obs.text if outcome.executed else None)
+                self._executed(tool, arguments, ran, obs if outcome.executed else None)
             return obs
         else:
             self.is_error += 1
