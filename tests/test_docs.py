@@ -118,7 +118,16 @@ def test_every_cited_command_exists_and_accepts_its_options(doc: str, command: s
 def test_the_readme_opens_with_the_two_commands() -> None:
     first = _code_blocks(README.read_text(encoding="utf-8"))[0]
     lines = [line.split("#")[0].rstrip() for line in first.splitlines()]
-    assert lines[:2] == ["pip install -e . && harness run", "pip install -e '.[dev]' && python -m pytest"]
+    readme_test = "pip install -e '.[dev]' && python -m pytest -n auto"
+    assert lines[:2] == ["pip install -e . && harness run", readme_test]
+
+
+def test_ci_runs_the_readmes_exact_test_command() -> None:
+    first = _code_blocks(README.read_text(encoding="utf-8"))[0]
+    test_command = first.splitlines()[1].split("#")[0].split("&&")[-1].strip()
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    commands = [line.strip() for line in ci if line.strip() and not line.lstrip().startswith("#")]
+    assert commands[-1] == test_command
 
 
 def cited_tests() -> list[tuple[str, str, str | None]]:

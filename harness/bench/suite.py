@@ -112,8 +112,9 @@ def run_pytest(
     if select:
         command += ["-k", select]
     log = out / "pytest.log"
+    # An xdist worker's variables (when a test suite runs this) would turn pytest-benchmark off.
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
         "HARNESS_BENCH_QUICK": "1" if quick else "0",
         "HARNESS_BENCH_MILLION": "1" if million else "0",
     }

@@ -14,6 +14,18 @@ import pytest
 HARNESS = [sys.executable, "-m", "harness.cli.main"]
 
 
+def _spawned(parent: psutil.Process) -> list[psutil.Process]:
+    """The runner's pool workers; a child that ends (or is a zombie) while we look is not one."""
+    out = []
+    for c in parent.children(recursive=True):
+        try:
+            if "spawn_main" in " ".join(c.cmdline()):
+                out.append(c)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+            continue
+    return out
+
+
 def _alive(procs: list[psutil.Process]) -> list[int]:
     out = []
     for p in procs:
@@ -34,19 +46,21 @@ def test_pool_workers_end_within_seconds_of_a_sigkill_of_the_runner(tmp_path: Pa
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    parent = psutil.Process(runner.pid)
-    t0 = time.monotonic()
-    workers: list[psutil.Process] = []
-    while time.monotonic() - t0 < 60 and runner.poll() is None:
-        workers = [c for c in parent.children(recursive=True) if "spawn_main" in " ".join(c.cmdline())]
-        if len(workers) >= 2 and (tmp_path / "run" / "chunks").is_dir():
-            break
-        time.sleep(0.1)
-    assert len(workers) >= 2, "the pool never started"
-    time.sleep(1.0)  # the workers are in the middle of their tasks
-    everyone = parent.children(recursive=True)
-    runner.send_signal(signal.SIGKILL)
-    runner.wait()
+    try:
+        parent = psutil.Process(runner.pid)
+        t0 = time.monotonic()
+        workers: list[psutil.Process] = []
+        while time.monotonic() - t0 < 60 and runner.poll() is None:
+            workers = _spawned(parent)
+            if len(workers) >= 2 and (tmp_path / "run" / "chunks").is_dir():
+                break
+            time.sleep(0.1)
+        assert len(workers) >= 2, "the pool never started"
+        time.sleep(1.0)  # the workers are in the middle of their tasks
+        everyone = parent.children(recursive=True)
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
     deadline = time.monotonic() + 10
     while _alive(everyone) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -95,6 +95,35 @@ def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
     assert result.tool_calls == 20 and result.status == "ok"
 
 
+@pytest.mark.parametrize("source", ["template", "jsonschema", "pydantic", "fastmcp", "harvested"])
+def test_scripted_session_by_source(benchmark: BenchmarkFixture, source: str) -> None:
+    """What a fault's text costs by where it comes from: ``travel_day`` (five faults of five
+    kinds) for ``reader`` under ``is_error``, with every raising fault's ``source`` set.
+
+    ``ratio_to_baseline`` is this source's rate over the template's from the same run: a real
+    source runs the stack's validator or builds a real ``httpx`` exception on each fault.
+    """
+    session = _module("harness.sim.session")
+    from harness.sim.scenario import load_scenario
+
+    scenario = load_scenario("travel_day").with_overrides({"faults.source": source})
+    first = session.run_session(scenario, "reader", "is_error", 0)
+    if first.status != "ok":
+        pytest.skip(f"travel_day did not run under source {source}: {first.status} {first.error}")
+    tag(
+        benchmark,
+        key=f"sessions/travel_day/{source}",
+        group="sessions",
+        op="session-faulted",
+        layer="run_session",
+        codec="json",
+        **({} if source == "template" else {"baseline": "sessions/travel_day/template"}),
+    )
+    seeds = iter(range(10**9))
+    result = benchmark(lambda: session.run_session(scenario, "reader", "is_error", next(seeds)))
+    assert result.status == "ok"
+
+
 @pytest.mark.parametrize(
     ("executor", "workers"), [("serial", 1), ("process", 1), ("process", 2), ("dask", 1), ("dask", 2)]
 )

@@ -7,6 +7,7 @@ npm cannot give it (npm missing, the registry out of reach).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import subprocess
@@ -33,6 +34,14 @@ def npm_install(cache: Path, pin: Path, what: str) -> None:
     if npm is None:
         pytest.skip(f"npm is not installed, so {what} cannot be installed")
     cache.mkdir(parents=True, exist_ok=True)
+    # pytest-xdist workers may ask for the same cache at once: one installs, the others wait.
+    with (cache / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not pinned_installed(cache, pin):
+            _install(npm, cache, pin, what)
+
+
+def _install(npm: str, cache: Path, pin: Path, what: str) -> None:
     shutil.copyfile(pin, cache / "package.json")
     done = subprocess.run(
         [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],

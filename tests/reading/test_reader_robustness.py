@@ -108,18 +108,6 @@ def test_long_and_pathological_texts_read_in_bounded_time() -> None:
     for text in PATHOLOGICAL:
         started = time.perf_counter()
         assert_valid(read(text, arguments=arguments, tools=[f"tool_{i}" for i in range(500)]))
+        # Not a speed claim (that is ``harness bench -k reading``): catastrophic backtracking on
+        # these would take minutes, so a bound this loose can only catch that.
         assert time.perf_counter() - started < 2.0, text[:40]
-
-
-def test_an_ordinary_text_reads_in_a_few_milliseconds_at_most() -> None:
-    texts = [
-        "MCP error -32602: Input validation error: Invalid arguments for tool f: "
-        "Expected string, received number at path",
-        "Error executing tool fetch: 1 validation error for A\nurl\n  Field required [type=missing]",
-        "connect ECONNREFUSED 127.0.0.1:5999",
-        "ENOENT: no such file or directory, open '/tmp/x'",
-    ] * 50
-    started = time.perf_counter()
-    for text in texts:
-        read(text, arguments={"path": 1})
-    assert (time.perf_counter() - started) / len(texts) < 0.005  # generous: two shared cores
