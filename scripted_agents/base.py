@@ -422,14 +422,12 @@ class ScriptedAgent(Agent):
             return self.resend_write()
         if self.checks_content and not looks_ok(obs):
             return self.on_garbled(obs)
-        if self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is True:
-            self.answers[self.task.subgoals[self.sg].name] = obs  # its text is what it will report
-        verify = self.task.subgoals[self.sg].verify if self.verifies else None
-        if (
-            verify is not None
-            and self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is not True
-            and verify.tool in self.known
-        ):
+        subgoal = self.task.subgoals[self.sg]
+        read_only = self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is True
+        if read_only:
+            self.answers[subgoal.name] = obs  # its text is what it will report
+        verify = subgoal.verify if self.verifies else None
+        if verify is not None and not read_only and verify.tool in self.known:
             self.phase = "verify"
             self.write_args = dict(self.args)
             self.current = CallTool(verify.tool, dict(verify.arguments))

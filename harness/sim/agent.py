@@ -13,6 +13,7 @@ This module is the whole vocabulary: an agent written outside this package (see
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,16 +44,10 @@ class ToolResult:
     is_error: bool
     notifications: tuple[str, ...] = field(default=(), kw_only=True)
 
-    @property
+    @functools.cached_property
     def text(self) -> str:
-        """The text blocks joined (what a model reads); worked out once, then kept on the result."""
-        known: str | None = self.__dict__.get("_text")
-        if known is None:
-            known = self._joined()
-            object.__setattr__(self, "_text", known)  # a cache of a frozen value, not a change
-        return known
-
-    def _joined(self) -> str:
+        """The text blocks joined (what a model reads); worked out once, then kept on the result
+        (a cache of a frozen value: ``cached_property`` writes the instance's dict, not a field)."""
         content = self.content
         if len(content) == 1:  # the common case: one block
             block = content[0]

@@ -725,7 +725,10 @@ class _Session:
         """Whether subgoal ``i`` may count now: what it depends on (the one before it, under the
         task's strict order, and its ``after``) is done. Else it is an order violation."""
         done_at = self.done_at
-        if all(done_at[j] is not None for j in self.predecessors[i]):
+        for j in self.predecessors[i]:
+            if done_at[j] is None:
+                break
+        else:
             return True
         self.order_violations += 1
         self.trace.note(self.steps, out_of_order=self.subgoals[i].name)
