@@ -159,8 +159,7 @@ def _baseline_success(
         replace(sc, faults=()), agent, agent_name, BASELINE_STRATEGY, seed, codec, host, Trace(), era
     )
     _run(base)
-    report = getattr(agent, AGENT_METRICS, None)
-    metrics: Mapping[str, Any] = report() if callable(report) else {}
+    metrics = base._agent_metrics()
     cost = int(metrics.get("tokens_in", 0)), int(metrics.get("tokens_out", 0))
     if base.status == "harness_error":  # an agent's endpoint gave out, say: the session cannot be judged
         return Baseline(False, *cost, error=base.error, traceback=base.traceback)
@@ -771,6 +770,24 @@ class _Session:
             and not self.answers_wrong()
         )
 
+    def _agent_metrics(self) -> Mapping[str, Any]:
+        """The agent's own session metrics (tokens, messages read). A session that was never run
+        (its baseline broke) never reset its agent, which may then have nothing to report: the
+        first error stands. A metrics method that raises in a session that ran is the agent's
+        bug: the session is a harness_error with its traceback."""
+        report = getattr(self.agent, AGENT_METRICS, None)
+        if not callable(report):
+            return {}
+        try:
+            return dict(report())
+        except Exception as exc:  # a user's agent: any bug, reported as the session's error
+            if self.status == "harness_error":
+                return {}  # the first error stands (e.g. the agent was never reset)
+            self.status, self.end = "harness_error", "error"
+            self.error = f"{self.agent_name}.{AGENT_METRICS} raised {type(exc).__name__}: {exc}"
+            self.traceback = traceback.format_exc()
+            return {}
+
     def _is_stale(self, tool: str, arguments: dict[str, Any]) -> bool:
         change = self.changed.get(tool)
         if change == "remove_tool":
@@ -939,6 +956,7 @@ class _Session:
     # -- the record -------------------------------------------------------------------------------
 
     def result(self, wall: float) -> SessionResult:
+        metrics = self._agent_metrics()  # first: a metrics method that raises breaks the session
         done = len(self.done_at) - self.done_at.count(None)
         total = len(self.done_at)
         correct, success = self.correct(), self.success()
@@ -954,8 +972,6 @@ class _Session:
                 time_to_recover = float(recover[0])
             else:
                 time_to_recover, censored = float(max(self.sc.max_steps - first, 0)), True
-        report = getattr(self.agent, AGENT_METRICS, None)
-        metrics: Mapping[str, Any] = report() if callable(report) else {}
         return SessionResult(
             scenario=self.sc.name,
             agent=self.agent_name,

@@ -37,6 +37,11 @@ AGENTS = textwrap.dedent(
         def act(self, observation):
             return "finish"
 
+    class ScriptedRaises(ReaderAgent):
+        name = "scripted-raises"
+        def act(self, observation):
+            raise RuntimeError("boom in a scripted act")
+
     class SometimesRaises(ReaderAgent):
         name = "sometimes"
         def reset(self, task, tools, seed):
@@ -63,6 +68,16 @@ def test_an_agent_that_raises_is_a_harness_error_with_its_own_traceback(agents: 
     assert "RuntimeError: boom in my act" in result.error
     assert str(agents) in result.traceback and 'raise RuntimeError("boom in my act")' in result.traceback
     assert "traceback" not in result.to_row()
+
+
+def test_a_scripted_agent_whose_baseline_breaks_reports_its_own_traceback(agents: Path) -> None:
+    # Its fault-free baseline breaks, so the session is never run and its agent never reset: the
+    # harness must not then ask the unreset agent for its metrics (an AttributeError of its own).
+    result = run_session("flaky_weather", f"{agents}:ScriptedRaises", "is_error", 0)
+    assert result.status == "harness_error"
+    assert "RuntimeError: boom in a scripted act" in result.error
+    assert 'raise RuntimeError("boom in a scripted act")' in result.traceback
+    assert "AttributeError" not in result.error + result.traceback
 
 
 def test_act_returning_a_non_action_is_named(agents: Path) -> None:
