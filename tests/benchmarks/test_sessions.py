@@ -95,6 +95,30 @@ def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
     assert result.tool_calls == 20 and result.status == "ok"
 
 
+def test_scripted_session_of_twenty_calls_stateless(benchmark: BenchmarkFixture) -> None:
+    """The same session in the stateless era (2026-07-28): no handshake, every request carries
+    its own version and capabilities. ``ratio_to_baseline`` is its rate over the handshake era's."""
+    session = _module("harness.sim.session")
+    scenario = w.twenty_call_scenario()
+    first = session.run_session(scenario, "naive", "is_error", 0, era="stateless")
+    if first.status != "ok" or first.tool_calls != 20:
+        pytest.skip(f"the 20-call scenario did not run as planned: {first.status} {first.error}")
+    tag(
+        benchmark,
+        key="sessions/scripted-20/stateless",
+        group="sessions",
+        op="session-20",
+        layer="run_session",
+        codec="json",
+        baseline="sessions/scripted-20",
+    )
+    seeds = iter(range(10**9))
+    result = benchmark(
+        lambda: session.run_session(scenario, "naive", "is_error", next(seeds), era="stateless")
+    )
+    assert result.tool_calls == 20 and result.status == "ok"
+
+
 @pytest.mark.parametrize("source", ["template", "jsonschema", "pydantic", "fastmcp", "harvested"])
 def test_scripted_session_by_source(benchmark: BenchmarkFixture, source: str) -> None:
     """What a fault's text costs by where it comes from: ``travel_day`` (five faults of five
