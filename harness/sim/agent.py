@@ -13,7 +13,6 @@ This module is the whole vocabulary: an agent written outside this package (see
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,18 +43,25 @@ class ToolResult:
     is_error: bool
     notifications: tuple[str, ...] = field(default=(), kw_only=True)
 
-    @functools.cached_property
+    @property
     def text(self) -> str:
         """The text blocks joined (what a model reads); worked out once, then kept on the result
-        (a cache of a frozen value: ``cached_property`` writes the instance's dict, not a field)."""
+        (a cache of a frozen value in the instance's dict, not a field: equality ignores it)."""
+        try:
+            return self.__dict__["_text"]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
         content = self.content
         if len(content) == 1:  # the common case: one block
             block = content[0]
             text = block.get("text")
-            return text if block.get("type") == "text" and isinstance(text, str) else ""
-        return "\n".join(
-            b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
+            joined = text if block.get("type") == "text" and isinstance(text, str) else ""
+        else:
+            joined = "\n".join(
+                b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str)
+            )
+        self.__dict__["_text"] = joined
+        return joined
 
 
 @dataclass(frozen=True)
