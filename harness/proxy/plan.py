@@ -415,6 +415,7 @@ class ProxyFaultEngine(FaultEngine):
     def decide(self, tool: CatalogueTool, arguments: JSON, call: int, now: float) -> FaultRule | None:
         """The rule that fails call ``call`` of ``tool`` with ``arguments`` (its state updated), or None."""
         self.clock.now = now
+        self.counts[tool.name] = call  # the proxy counts calls; a banked text is picked by this index
         hit = self._evaluate(tool, arguments, call, self._states)
         return None if hit is None else self.rules[hit]
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.errors import UserError
 from harness.proxy import load_plan, parse_plan
-from harness.proxy.plan import build_engine
+from harness.proxy.plan import as_catalogue_tool, build_engine
 from harness.sim.seeding import derive_seed, np_random
 
 TOOLS = {
@@ -155,6 +156,37 @@ def test_each_call_draws_from_a_generator_seeded_by_seed_tool_and_index() -> Non
         assert engine.draws("add", call) == expected
         assert engine.scheduled(0, call) == (expected[0] < 0.5)
         assert engine.scheduled(1, call) == (expected[1] < 0.5)
+
+
+def test_a_banked_text_is_picked_by_the_call_index_as_in_a_session() -> None:
+    # Misleading and adversarial texts come from banks of many wordings, one picked per (seed,
+    # rule, call index). The proxy counts calls itself: the engine must pick with that index,
+    # not with a count it never advances (which gave every call the bank's same wording).
+    plan = parse_plan(
+        {
+            "faults": [
+                {
+                    "kind": "transient",
+                    "tool": "add",
+                    "rate": 1.0,
+                    "quality": "adversarial",
+                    "source": "fastmcp",
+                }
+            ]
+        }
+    )
+    tool = as_catalogue_tool("add", TOOLS["add"])
+
+    def said(engine: Any, call: int) -> str | None:
+        rule = engine.decide(tool, {"x": 1}, call, 0.0)  # a transient fault passes the call after it
+        return None if rule is None else str(engine.text(rule, tool, {"x": 1}, 0.0))
+
+    engine = build_engine(plan, 11, 30.0)
+    texts = {call: said(engine, call) for call in range(1, 17)}
+    fired = {call: text for call, text in texts.items() if text is not None}
+    assert len(fired) >= 4 and len(set(fired.values())) > 1
+    call, text = max(fired.items())
+    assert said(build_engine(plan, 11, 30.0), call) == text  # the index decides the wording
 
 
 def test_the_package_face_names_its_api_sorted() -> None:
