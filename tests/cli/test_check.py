@@ -97,6 +97,21 @@ def test_harness_check_exits_1_naming_each_problem(
     assert json.loads(out)["status"] == "baseline_unsolvable"
 
 
+def test_a_served_scenario_has_its_keys_checked_and_says_the_oracle_is_not_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = Path(__file__).resolve().parents[2] / "docs" / "examples" / "served_note.toml"
+    code, out, err = cli(["check", str(served), "--json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["status"] == "served" and "the oracle check needs the real server" in doc["line"]
+    broken = tmp_path / "served.toml"
+    broken.write_text(served.read_text().replace("max_steps = 20", 'max_steps = "many"'))
+    code, out, _ = cli(["check", str(broken)], capsys)
+    assert code == 1 and out.startswith("FAIL ") and "max_steps" in out
+    assert "unknown key" not in out  # read as a served scenario, not as a catalogue one
+
+
 def test_every_shipped_scenario_is_solvable_by_the_oracle(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(["check", "--json"], capsys)
     assert code == 0, out
