@@ -118,9 +118,14 @@ class Cassette:
             if reply is not None:
                 return reply, False
             with self._lock:
-                busy = self._asking.get(key)
-                if busy is None:
+                # Looked at again under the lock: a thread that fetched this key may have put it
+                # and left between the look above and here (else this one would ask again).
+                reply = self.entries.get(key)
+                busy = None if reply is not None else self._asking.get(key)
+                if reply is None and busy is None:
                     done = self._asking[key] = threading.Event()
+            if reply is not None:
+                return reply, False
             if busy is not None:
                 busy.wait()
                 continue

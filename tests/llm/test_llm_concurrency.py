@@ -297,3 +297,41 @@ def test_threads_asking_the_same_new_request_at_once_ask_the_endpoint_once(tmp_p
     assert len(fetched) == 1 and len(answers) == 6
     assert sorted(asked for _, asked in answers) == [False] * 5 + [True]
     assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_thread_that_looked_before_another_recorded_the_answer_does_not_ask_again(tmp_path: Path) -> None:
+    # The interleaving the test above can only hit by chance, forced: "late" looks (nothing yet),
+    # "first" asks, records and leaves, and only then does "late" go on. It must take the answer
+    # "first" recorded, not ask the endpoint a second time.
+    looked, first_done = threading.Event(), threading.Event()
+
+    class Interleaved(Cassette):
+        def get(self, key: str) -> Reply | None:
+            reply = super().get(key)
+            if threading.current_thread().name == "late" and not looked.is_set():
+                looked.set()
+                first_done.wait(5.0)
+            return reply
+
+    cassette = Interleaved(tmp_path / "c.jsonl")
+    fetched: list[str] = []
+
+    def fetch() -> Reply:
+        fetched.append(threading.current_thread().name)
+        return Reply({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}, 0.1, 1, 10, 2)
+
+    answers: dict[str, bool] = {}
+
+    def ask() -> None:
+        answers[threading.current_thread().name] = cassette.ask("k", {"q": 1}, fetch)[1]
+        if threading.current_thread().name == "first":
+            first_done.set()
+
+    late = threading.Thread(target=ask, name="late")
+    late.start()
+    assert looked.wait(5.0)
+    first = threading.Thread(target=ask, name="first")
+    first.start()
+    first.join()
+    late.join()
+    assert fetched == ["first"] and answers == {"first": True, "late": False}
