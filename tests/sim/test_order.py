@@ -84,3 +84,35 @@ def test_a_bad_order_or_after_is_named(order: str, after: str, says: str) -> Non
 
     with pytest.raises(ScenarioError, match=says):
         parse_scenario(tomllib.loads(TASK.format(order=order, after=after)), shown="order")
+
+
+POST_COMMIT = """
+description = "Book a table, then write a note; the booking's reply says it failed though it went through."
+tools = ["book", "write_note"]
+[task]
+[[task.subgoals]]
+name = "booking"
+tool = "book"
+arguments = { item = "table", date = "2025-03-14" }
+[[task.subgoals]]
+name = "note"
+tool = "write_note"
+arguments = { title = "budget", text = "booked" }
+[[faults]]
+kind = "post_commit"
+tool = "book"
+calls = [1]
+"""
+
+
+def test_a_write_stored_by_a_failed_call_counts_at_the_step_it_was_stored() -> None:
+    # The booking's record is stored at step 1 although its reply is an error: the note written
+    # at step 2 comes after it, in order. (Judged only at the session's end, the booking once
+    # looked later than the note, and the note an order violation.)
+    import tomllib
+
+    scenario = parse_scenario(tomllib.loads(POST_COMMIT), shown="post_commit")
+    note = CallTool("write_note", {"title": "budget", "text": "booked"})
+    result = run_session(scenario, Calls(BOOK, note), "is_error", 0)
+    assert result.faults.get("post_commit") == 1
+    assert (result.order_violations, result.subgoals_done, result.success) == (0, 2, True)
