@@ -927,9 +927,12 @@ class _Session:
         # through, the reply says it failed): judge it now, at the step it was stored, so that the
         # order of later subgoals is judged against it as it happened.
         spec = CATALOGUE.get(tool)
-        if spec is not None and spec.store is not None:
-            if len(spec.stored(self.world)) > self.stored_seen.get(tool, 0):
-                self._judge_store(spec)
+        if (
+            spec is not None
+            and spec.store is not None
+            and len(spec.stored(self.world)) > self.stored_seen.get(tool, 0)
+        ):
+            self._judge_store(spec)
         # Only a failure no retry can fix makes a later identical call a repeated failing call: a
         # transient, rate-limited or timed-out call may well work the next time.
         fault = None if outcome is None else outcome.fault
