@@ -670,8 +670,7 @@ class _Session:
         """
         spec = CATALOGUE[tool]
         if spec.store is not None:
-            self._judge_store(spec)
-            return
+            return  # a write: judged by what it stored, as soon as the call returned (_call)
         ran = base if base is not None else spec.to_base(arguments, self.variants.get(tool))
         i = completes(self.subgoals, self._done(), tool, ran)
         if i is not None and self._in_order(i):
@@ -909,6 +908,11 @@ class _Session:
         engine.last = self.ran_with = None
         obs = self.host.call(tool, arguments)
         outcome: CallOutcome | None = engine.last
+        spec = CATALOGUE.get(tool)
+        if spec is not None and spec.store is not None:
+            # What a write stored is judged now, at its step, whatever the reply says (a post_commit
+            # fault stores and answers a failure): later subgoals' order is judged against it.
+            self._judge_store(spec)
         if isinstance(obs, RPCErrorObservation):
             self._count_rpc(obs)
             self._saw(obs.message)
@@ -923,17 +927,7 @@ class _Session:
         else:
             self.is_error += 1
             self._saw(obs.text)
-        # A failure. A write may still have stored its record (a post_commit fault: the write went
-        # through, the reply says it failed): judge it now, at the step it was stored, so that the
-        # order of later subgoals is judged against it as it happened.
-        spec = CATALOGUE.get(tool)
-        if (
-            spec is not None
-            and spec.store is not None
-            and len(spec.stored(self.world)) > self.stored_seen.get(tool, 0)
-        ):
-            self._judge_store(spec)
-        # Only a failure no retry can fix makes a later identical call a repeated failing call: a
+        # A failure. Only one no retry can fix makes a later identical call a repeated failing call: a
         # transient, rate-limited or timed-out call may well work the next time.
         fault = None if outcome is None else outcome.fault
         if fault is None or not FAULT_KIND_TABLE[fault.kind].retry_fixes:

@@ -75,47 +75,28 @@ def test_scripted_session_floor(benchmark: BenchmarkFixture) -> None:
     assert benchmark(w.wire_floor("json", messages)) == messages[-1]
 
 
-def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture, era: str) -> None:
+    """Twenty ``naive`` calls with no faults, per era. The stateless era (2026-07-28) has no
+    handshake and every request carries its own version and capabilities; its row's
+    ``ratio_to_baseline`` is its rate over the handshake era's."""
     session = _module("harness.sim.session")
     scenario = w.twenty_call_scenario()
-    first = session.run_session(scenario, "naive", "is_error", 0)
+    first = session.run_session(scenario, "naive", "is_error", 0, era=era)
     if first.status != "ok" or first.tool_calls != 20:
         pytest.skip(f"the 20-call scenario did not run as planned: {first.status} {first.error}")
     tag(
         benchmark,
-        key="sessions/scripted-20",
+        key="sessions/scripted-20" if era == "handshake" else f"sessions/scripted-20/{era}",
         group="sessions",
         op="session-20",
         layer="run_session",
         codec="json",
         floor="floor/session-20/json",
+        **({} if era == "handshake" else {"baseline": "sessions/scripted-20"}),
     )
     seeds = iter(range(10**9))
-    result = benchmark(lambda: session.run_session(scenario, "naive", "is_error", next(seeds)))
-    assert result.tool_calls == 20 and result.status == "ok"
-
-
-def test_scripted_session_of_twenty_calls_stateless(benchmark: BenchmarkFixture) -> None:
-    """The same session in the stateless era (2026-07-28): no handshake, every request carries
-    its own version and capabilities. ``ratio_to_baseline`` is its rate over the handshake era's."""
-    session = _module("harness.sim.session")
-    scenario = w.twenty_call_scenario()
-    first = session.run_session(scenario, "naive", "is_error", 0, era="stateless")
-    if first.status != "ok" or first.tool_calls != 20:
-        pytest.skip(f"the 20-call scenario did not run as planned: {first.status} {first.error}")
-    tag(
-        benchmark,
-        key="sessions/scripted-20/stateless",
-        group="sessions",
-        op="session-20",
-        layer="run_session",
-        codec="json",
-        baseline="sessions/scripted-20",
-    )
-    seeds = iter(range(10**9))
-    result = benchmark(
-        lambda: session.run_session(scenario, "naive", "is_error", next(seeds), era="stateless")
-    )
+    result = benchmark(lambda: session.run_session(scenario, "naive", "is_error", next(seeds), era=era))
     assert result.tool_calls == 20 and result.status == "ok"
 
 
