@@ -10,7 +10,8 @@ core sees one input at a time and its trace comes out in one order.
 Time is the session's: the core's clock is a number the caller moves (a step's cost, a wait),
 and the transport moves it on itself only when nothing else can happen: a call a ``timeout``
 fault holds, or an upstream that has not answered within :attr:`ProxyTransport.wait_s` real
-seconds, jumps the clock to the core's next deadline (the sim's ``call_timeout_s`` for a hung
+seconds (:attr:`~ProxyTransport.start_wait_s` for its first word: a server may be slow to
+start), jumps the clock to the core's next deadline (the sim's ``call_timeout_s`` for a hung
 call). So the same calls against a server that answers the same way give the same trace.
 
 Beside the proxied traffic, :meth:`ProxyTransport.side_call` asks the upstream directly (ids
@@ -70,6 +71,8 @@ class ProxyTransport:
     """The core's clock (``core`` was built with ``clock=lambda: clock.now``)."""
     codec: str = "json"
     wait_s: float = DEFAULT_WAIT_S
+    start_wait_s: float = DEFAULT_WAIT_S
+    """Real seconds the server has for its first message (the larger of this and ``wait_s``)."""
     on_request: Callable[[Message], Message] | None = None
     """Answers a request the server (or the proxy) sends the client; set by :class:`MCPClient`."""
     calls: list[UpstreamCall] = field(default_factory=list)
@@ -86,6 +89,7 @@ class ProxyTransport:
     _side: int = 0
     _side_replies: dict[RequestId, Message | None] = field(default_factory=dict)
     _closed: bool = False
+    _heard: bool = False
 
     def __post_init__(self) -> None:
         self._codec = get_codec(self.codec)
@@ -181,8 +185,13 @@ class ProxyTransport:
             self._sent[message["id"]] = call
         self.upstream.send(message)
 
+    def _wait(self) -> float:
+        """How long the next wait for the upstream may last, in real seconds."""
+        return self.wait_s if self._heard else max(self.wait_s, self.start_wait_s)
+
     def _feed(self, kind: str, what: Any, why: Any) -> None:
         if kind == "message":
+            self._heard = True
             rid = what.get("id") if isinstance(what, dict) else None
             if isinstance(rid, str) and rid in self._side_replies and "method" not in what:
                 self._side_replies[rid] = what
@@ -217,7 +226,7 @@ class ProxyTransport:
             return
         if self._waiting_upstream() and self.gone is None and not self.crashed:
             try:
-                event = self._events.get(timeout=self.wait_s)
+                event = self._events.get(timeout=self._wait())
             except queue.Empty:
                 pass
             else:
@@ -248,7 +257,7 @@ class ProxyTransport:
         self.upstream.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
         while self._side_replies[rid] is None and self.gone is None:
             try:
-                event = self._events.get(timeout=self.wait_s)
+                event = self._events.get(timeout=self._wait())
             except queue.Empty:
                 break
             self._feed(*event)
