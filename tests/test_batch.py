@@ -222,10 +222,29 @@ def test_a_resumed_run_removes_its_chunks_directory_when_it_finishes(tmp_path: P
     first = run_batch(
         g, run, executor="serial", workers=1, options=FAKE, progress=_interrupt_after_first_task
     )
-    assert first.interrupted and _chunks(run) == 1
+    assert first.interrupted and _chunks(run) >= 1
     run_batch(g, run, executor="serial", options=FAKE, resume=True)
     assert not (run / "chunks").exists()
     assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
+
+
+def test_a_task_holds_every_strategy_of_its_seeds_and_each_chunk_one_contiguous_run(tmp_path: Path) -> None:
+    from harness.batch.runner import _tasks
+
+    g = grid(seeds=8)
+    tasks = list(_tasks(g, set(), size=6))
+    for task in tasks:  # 6 sessions a task, 2 strategies: 3 seeds under both
+        assert {c.strategy for c in task} == set(g.strategies) and len({c.seed for c in task}) <= 3
+    run = tmp_path / "run"
+    stop = _interrupt_after_first_task
+    first = run_batch(g, run, executor="serial", workers=1, options=FAKE, progress=stop)
+    assert first.interrupted
+    for chunk in sorted((run / "chunks").glob("part-*.parquet")):
+        rows = pd.read_parquet(chunk)
+        cells = [Cell(r.scenario, r.agent, r.strategy, r.host, int(r.seed)) for r in rows.itertuples()]
+        positions = [g.index(c) for c in cells]
+        assert positions == list(range(positions[0], positions[0] + len(positions)))
+        assert chunk.name.startswith(f"part-{positions[0]:012d}-")
 
 
 def test_an_executor_that_fails_leaves_the_run_interrupted_and_resumable(

@@ -35,6 +35,28 @@ def test_index_is_the_position_in_grid_order(seeds: tuple[int, ...]) -> None:
     assert [grid.index(cell) for cell in grid.iter_cells()] == list(range(len(grid)))
 
 
+@given(
+    st.lists(st.integers(-1000, 1000), min_size=1, max_size=12, unique=True).map(tuple),
+    st.integers(1, 14),
+    st.booleans(),
+)
+def test_blocks_hold_every_cell_once_and_all_strategies_of_a_seed_together(
+    seeds: tuple[int, ...], per_block: int, consecutive: bool
+) -> None:
+    grid = _grid(tuple(range(len(seeds))) if consecutive else seeds)
+    blocks = list(grid.iter_blocks(per_block))
+    flat = [cell for block in blocks for cell in block]
+    assert sorted(map(grid.index, flat)) == list(range(len(grid)))  # each cell exactly once
+    for block in blocks:
+        positions = [grid.index(cell) for cell in block]
+        assert positions == sorted(positions)  # grid order within a block
+        assert len({c.seed for c in block}) <= per_block
+    owner = {}
+    for n, block in enumerate(blocks):
+        for cell in block:  # the baseline's key: the cell but for its strategy
+            assert owner.setdefault(dataclasses.replace(cell, strategy=""), n) == n
+
+
 @pytest.mark.parametrize("seeds", [(0, 1, 2), (5, 9, 2)], ids=["consecutive", "scattered"])
 def test_a_seed_outside_the_grid_has_no_position(seeds: tuple[int, ...]) -> None:
     grid = _grid(seeds)

@@ -136,6 +136,31 @@ class Grid:
             for se in self.seeds:
                 yield Cell(sc, ag, st, ho, se, params, er)
 
+    def iter_blocks(self, seeds_per_block: int) -> Iterator[list[Cell]]:
+        """Every cell once, in blocks of ``seeds_per_block`` consecutive seeds under every strategy.
+
+        The sessions of one scenario, agent, host, era, swept values and seed share their
+        fault-free baseline whatever their strategy (it runs under one fixed strategy), so a
+        block holds all of them: a process that runs a block runs each baseline once, where
+        runs of consecutive grid positions would hand the same seed's strategies to different
+        workers, each running the baseline again. Within a block the cells are in grid order
+        (strategy by strategy, each a run of consecutive positions).
+        """
+        names = self.param_names
+        seeds = self.seeds
+        step = max(1, seeds_per_block)
+        for sc, ag, ho, er, vals in itertools.product(
+            self.scenarios,
+            self.agents,
+            self.hosts,
+            self.eras,
+            list(itertools.product(*(values for _, values in self.sweeps))),
+        ):
+            params = tuple(zip(names, vals, strict=True))
+            for start in range(0, len(seeds), step):
+                block = seeds[start : start + step]
+                yield [Cell(sc, ag, st, ho, se, params, er) for st in self.strategies for se in block]
+
     def cells(self) -> list[Cell]:
         return list(self.iter_cells())
 

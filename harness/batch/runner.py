@@ -53,6 +53,7 @@ __all__ = [
     "Outcome",
     "SessionOptions",
     "check_scheduler",
+    "default_executor",
     "default_out",
     "error_row",
     "git_sha",
@@ -370,24 +371,58 @@ def default_out(root: str | os.PathLike[str] = Path("results")) -> Path:
 def _tasks(
     grid: Grid, done: set[tuple[Any, ...]], size: int, skip: frozenset[str] = frozenset()
 ) -> Iterator[list[Cell]]:
-    """Cells still to run, in grid order, cut into tasks of at most ``size`` that never span a gap.
+    """Cells still to run, cut into tasks of about ``size`` (:meth:`Grid.iter_blocks`).
 
-    A task is a run of consecutive grid positions, so every chunk file covers one
-    contiguous range and sorting chunks by their first position gives grid order.
-    Cells of the agents in ``skip`` (they call a model, and run apart) are gaps too.
+    A task holds a block of seeds under every strategy, so the sessions that share a fault-free
+    baseline run in one process, which runs it once. Its cells come in grid order, as runs of
+    consecutive positions; each run is written as its own chunk (:func:`_runs`), so every chunk
+    covers one contiguous range and sorting chunks by their first position gives grid order.
+    Cells already ``done``, and those of the agents in ``skip`` (they call a model, and run
+    apart), are left out.
     """
-    task: list[Cell] = []
-    last = -2
-    for index, cell in enumerate(grid.iter_cells()):
-        if (done and cell.key() in done) or (skip and cell.agent in skip):
+    per_block = max(1, size // max(1, len(grid.strategies)))
+    for block in grid.iter_blocks(per_block):
+        if skip and block[0].agent in skip:
             continue
-        if task and (len(task) >= size or index != last + 1):
+        task = [cell for cell in block if cell.key() not in done] if done else block
+        if task:
             yield task
-            task = []
-        task.append(cell)
+
+
+def _runs(grid: Grid, cells: Sequence[Cell]) -> Iterator[tuple[int, int, int]]:
+    """The runs of consecutive grid positions in ``cells`` (in grid order): ``(first, i, j)``,
+    the first position and the slice ``cells[i:j]`` of each."""
+    start, first, last = 0, -2, -2
+    for i, cell in enumerate(cells):
+        index = grid.index(cell)
+        if index != last + 1:
+            if i:
+                yield first, start, i
+            start, first = i, index
         last = index
-    if task:
-        yield task
+    if cells:
+        yield first, start, len(cells)
+
+
+POOL_FROM = 1_000
+"""Scripted sessions from which ``harness run``'s default executor starts a worker pool. Below
+it the run stays in this process: spawned workers take about half a second to start and import
+the harness, and on 500 sessions of ``travel_day`` two workers were slower than one process,
+on 2,000 faster (docs/batches.md has the command and the figures)."""
+
+
+def default_executor(scripted: int, workers: int) -> tuple[str, str]:
+    """The executor of a run whose user named none, and why when it is not ``process``.
+
+    ``scripted`` is the number of sessions of agents that do not call a model (those run in
+    threads, whatever the executor); ``workers`` the pool it would start.
+    """
+    if workers <= 1:
+        return "serial", "one worker runs fastest in this process"
+    if scripted < POOL_FROM:
+        why = f"below {POOL_FROM:,} sessions a pool of worker processes starts slower than it saves"
+        return "serial", why
+    return "process", ""
 
 
 MAX_TASK = 500
@@ -554,7 +589,8 @@ def _write(
 
     try:
         for task, outcomes in finished():
-            results.write_chunk([o.row for o in outcomes], first=grid.index(task[0]))
+            for first, i, j in _runs(grid, task):
+                results.write_chunk([o.row for o in outcomes[i:j]], first=first)
             failed = [
                 (cell.label(), o.error) for cell, o in zip(task, outcomes, strict=True) if o.error is not None
             ]

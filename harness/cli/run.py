@@ -504,9 +504,11 @@ def command(
         SchedulerUnreachable,
         SessionOptions,
         check_scheduler,
+        default_executor,
         default_out,
         run_batch,
     )
+    from harness.batch.worker import DEFAULT_SESSION_FN
     from harness.proxy.served import is_served_run, served_grid, served_options
     from harness.proxy.session import SESSION_FN as SERVED_SESSION_FN
 
@@ -615,6 +617,11 @@ def command(
     assert out is not None
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
     where = f"{executor}, {scheduler}" if scheduler else executor
+    if not resume and not _given(ctx, "executor") and options.session_fn == DEFAULT_SESSION_FN:
+        scripted = len(grid) // len(grid.agents) * sum(not calls_a_model(a) for a in grid.agents)
+        executor, why = default_executor(scripted, workers or os.cpu_count() or 1)
+        if why:
+            where = f"{executor}: {why}; --executor process starts one anyway"
     verb = "resuming" if resume else "running"
     if study:
         click.echo(

@@ -24,7 +24,7 @@ GRID = Grid(("flaky_weather",), ("naive", "reader"), ("is_error", "masked"), ("t
 
 
 def _stop_after(tasks: int) -> Callable[[int, int], Callable[[int], None]]:
-    """A progress callback that presses Ctrl-C once ``tasks`` chunks are written."""
+    """A progress callback that presses Ctrl-C once ``tasks`` tasks are written."""
 
     def start(total: int, done: int) -> Callable[[int], None]:
         seen = 0
@@ -68,8 +68,8 @@ def test_the_run_state_says_why_a_run_is_not_finished(runs: dict[str, Path]) -> 
     assert ResultsDir.open(runs["finished"]).state().complete is True
     interrupted = ResultsDir.open(runs["interrupted"]).state()
     assert (interrupted.complete, interrupted.status) == (False, "interrupted")
-    assert (interrupted.sessions, interrupted.sessions_in_grid) == (15, 40)
-    assert any("no sessions.parquet yet, 3 chunks" in r for r in interrupted.reasons)
+    assert (interrupted.sessions, interrupted.sessions_in_grid) == (12, 40)
+    assert any("no sessions.parquet yet, 6 chunks" in r for r in interrupted.reasons)
     killed = ResultsDir.open(runs["killed"]).state()
     assert (killed.complete, killed.status) == (False, "running")
     short = ResultsDir.open(runs["short"]).state()
@@ -137,7 +137,7 @@ def test_markdown_warns_above_the_table(runs: dict[str, Path], capsys: pytest.Ca
     code, out, _ = cli(["compare", str(runs["interrupted"]), "--format", "markdown"], capsys)
     assert code == 0
     first, blank, caption, blank2, header = out.splitlines()[:5]
-    assert first.startswith("> **Warning:** INCOMPLETE RUN: 15 of 40 sessions, status 'interrupted'")
+    assert first.startswith("> **Warning:** INCOMPLETE RUN: 12 of 40 sessions, status 'interrupted'")
     assert blank == blank2 == ""
     assert caption.startswith("Baseline is_error; unit of inference: scenario")  # the table's title
     assert header.startswith("| agent |")
@@ -150,7 +150,7 @@ def test_csv_warns_on_stderr_and_keeps_stdout_csv(
     assert code == 0
     assert out.splitlines()[0].startswith("agent,strategy,n,")
     assert "INCOMPLETE" not in out
-    assert err.startswith("harness: warning: INCOMPLETE RUN: 15 of 40 sessions")
+    assert err.startswith("harness: warning: INCOMPLETE RUN: 12 of 40 sessions")
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv"])
@@ -178,8 +178,8 @@ def test_plot_warns_and_titles_the_figures_incomplete(
     monkeypatch.setattr(plots, "draw_all", spy)
     code, out, err = cli(["plot", str(runs["interrupted"]), "--out", str(tmp_path / "p")], capsys)
     assert code == 0
-    assert err.startswith("harness: warning: INCOMPLETE RUN: 15 of 40 sessions, status 'interrupted'")
-    assert seen == ["interrupted (INCOMPLETE: 15 of 40 sessions, status interrupted)"]
+    assert err.startswith("harness: warning: INCOMPLETE RUN: 12 of 40 sessions, status 'interrupted'")
+    assert seen == ["interrupted (INCOMPLETE: 12 of 40 sessions, status interrupted)"]
     assert out.split()  # the PNGs are still drawn
     code, _, err = cli(["plot", str(runs["finished"]), "--out", str(tmp_path / "q")], capsys)
     assert code == 0

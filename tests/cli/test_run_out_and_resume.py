@@ -155,6 +155,30 @@ def test_resume_runs_on_the_manifests_executor_unless_told(
     assert manifest(run)["status"] == "complete"
 
 
+@pytest.mark.parametrize(
+    ("flags", "executor", "says"),
+    [
+        ([], "serial", "(serial: below 1,000 sessions a pool"),
+        (["--workers", "1"], "serial", "(serial: one worker runs fastest in this process"),
+        (["--executor", "process", "--workers", "2"], "process", "(process)"),
+    ],
+    ids=["small-grid", "one-worker", "asked-for"],
+)
+def test_a_small_grid_runs_in_this_process_unless_a_pool_is_asked_for_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], executor: str, says: str
+) -> None:
+    run = tmp_path / "run"
+    code, _, err = cli(["run", *SMALL, "--out", str(run), "--no-compare", *flags], capsys)
+    assert code == 0, err
+    assert f"running 4 sessions -> {run} {says}" in err
+    assert manifest(run)["executor"] == executor
+
+
+def test_the_default_executor_is_a_pool_from_its_threshold_on() -> None:
+    assert runner.default_executor(runner.POOL_FROM, 2) == ("process", "")
+    assert runner.default_executor(runner.POOL_FROM - 1, 2)[0] == "serial"
+
+
 def test_an_unreachable_scheduler_leaves_the_run_resumable_and_resume_keeps_the_scheduler(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

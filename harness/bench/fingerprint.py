@@ -1,0 +1,86 @@
+"""One digest of a grid's rows and traces: the proof that a speed change changed no result.
+
+Runs every shipped scenario x every scripted agent x every strategy x both hosts x both eras x
+``--seeds`` seeds, in this process, one session after another, and prints how many sessions ran,
+the sha256 of their rows (every column but ``wall_time_s``, in grid order, as sorted-key JSON)
+and the sha256 of their trace hashes (each session's ``trace_hash``: the sha256 of its wire
+trace, byte for byte). The same digests before and after a change mean every row and every
+trace is identical.
+
+It only uses what every version of the harness since the stateless era has (``run_session``,
+``list_scenarios``, ``list_agents``, ``STRATEGIES``, ``HOSTS``), so the same file proves two
+commits: put the tree to check first on ``PYTHONPATH``::
+
+    git worktree add /tmp/before <commit>
+    PYTHONPATH=/tmp/before python harness/bench/fingerprint.py --seeds 3
+    python harness/bench/fingerprint.py --seeds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+from typing import Any
+
+_LLM = {"llm"}
+"""Agents left out: they call a model endpoint."""
+
+
+def _plain(value: Any) -> Any:
+    """A row value as JSON can hold it the same way every time (NaN as a string)."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if hasattr(value, "item"):  # a numpy scalar
+        return _plain(value.item())
+    return value
+
+
+def fingerprint(seeds: int, scenarios: list[str] | None = None) -> dict[str, Any]:
+    """Run the grid; its size, the rows' digest, the traces' digest, and one digest per scenario."""
+    from harness.protocol.strategies import STRATEGIES
+    from harness.sim.host import HOSTS
+    from harness.sim.registry import list_agents
+    from harness.sim.scenario import list_scenarios
+    from harness.sim.session import run_session
+
+    rows, traces = hashlib.sha256(), hashlib.sha256()
+    per_scenario: dict[str, str] = {}
+    sessions = 0
+    for scenario in scenarios or list_scenarios():
+        mine = hashlib.sha256()
+        for agent in (a for a in list_agents() if a not in _LLM):
+            for strategy in STRATEGIES:
+                for host in HOSTS:
+                    for era in ("handshake", "stateless"):
+                        for seed in range(seeds):
+                            result = run_session(scenario, agent, strategy, seed, host=host, era=era)
+                            row = {k: _plain(v) for k, v in result.to_row().items() if k != "wall_time_s"}
+                            line = json.dumps(row, sort_keys=True, default=str).encode() + b"\n"
+                            rows.update(line)
+                            mine.update(line)
+                            traces.update(str(row["trace_hash"]).encode() + b"\n")
+                            sessions += 1
+        per_scenario[scenario] = mine.hexdigest()[:16]
+    return {
+        "sessions": sessions,
+        "rows_sha256": rows.hexdigest(),
+        "traces_sha256": traces.hexdigest(),
+        "per_scenario": per_scenario,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds per cell (default 3)")
+    parser.add_argument("--scenario", action="append", help="only these scenarios (repeatable)")
+    args = parser.parse_args(argv)
+    json.dump(fingerprint(args.seeds, args.scenario), sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
