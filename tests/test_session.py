@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -96,10 +97,14 @@ def test_the_trace_hash_is_the_sha256_of_the_trace_bytes() -> None:
 
 @pytest.mark.parametrize("scenario", SHIPPED)
 def test_the_same_inputs_give_byte_identical_traces_and_records(scenario: str) -> None:
-    for agent in ("reader", "oracle"):
-        a, trace_a = traced(scenario, agent, "collapse", 11)
-        b, trace_b = traced(scenario, agent, "collapse", 11)
-        assert trace_a == trace_b
+    # Every strategy in both eras: a stateless input_required session puts a sealed requestState
+    # on the wire, whose key once was random per server (two runs, two traces).
+    for agent, strategy, era in itertools.product(
+        ("reader", "oracle"), STRATEGIES, ("handshake", "stateless")
+    ):
+        a, trace_a = traced(scenario, agent, strategy, 11, era=era)
+        b, trace_b = traced(scenario, agent, strategy, 11, era=era)
+        assert trace_a == trace_b, (agent, strategy, era)
         assert stable(a) == stable(b)
 
 

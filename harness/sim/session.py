@@ -35,6 +35,7 @@ the record is still complete.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import threading
@@ -460,6 +461,9 @@ class _Session:
             allowed_tools=universe,
             tool_errors=strategy,
             cache_ttl_ms=round(sc.list_ttl_s * 1000),
+            # The requestState HMAC key goes on the wire inside every sealed state: drawn from the
+            # session's seed, not at random, so the same inputs give the same trace.
+            state_key=hashlib.sha256(f"harness-request-state\x1f{sc.name}\x1f{seed}".encode()).digest(),
         )
         self.variants: dict[str, str | None] = {}
         for name in sc.tools:
