@@ -16,7 +16,7 @@ import warnings
 from typing import Any
 
 from harness.protocol.client import MCPClient, Transport
-from harness.protocol.codecs import CODECS, Codec, available_codecs, get_codec
+from harness.protocol.codecs import CODECS, Codec, available_codecs, compact_text, get_codec
 from harness.protocol.errors import (
     CODE_NAMES,
     INTERNAL_ERROR,
@@ -111,6 +111,7 @@ __all__ = [
     "ask",
     "ask_all",
     "available_codecs",
+    "compact_text",
     "elicit",
     "error_response",
     "get_codec",

@@ -103,3 +103,22 @@ def available_codecs() -> tuple[str, ...]:
             continue
         names.append(name)
     return tuple(names)
+
+
+_TEXT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without _json
+_utf8_string = json.encoder.encode_basestring
+
+
+def compact_text(obj: Any) -> str:
+    """``obj`` as compact JSON text with its characters as they are (not ``\\u`` escapes).
+
+    The same string as ``json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode``
+    (NaN written as ``NaN``, a circular reference refused), without that method's Python frames
+    and the encoder it builds on every call: the session trace writes every record with it and
+    the simulated tools every result.
+    """
+    if _make_c_encoder is None or isinstance(obj, str):
+        return _TEXT.encode(obj)
+    c_encode = _make_c_encoder({}, _TEXT.default, _utf8_string, None, ":", ",", False, False, True)
+    return "".join(c_encode(obj, 0))

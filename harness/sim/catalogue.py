@@ -20,10 +20,11 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from harness.protocol.codecs import compact_text
 
 JSON = dict[str, Any]
 
@@ -96,7 +97,7 @@ class CatalogueTool:
         return self.schema.get("properties", {}).get(argument, {}).get("default")
 
 
-_dump: Callable[[JSON], str] = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_dump: Callable[[JSON], str] = compact_text
 """Compact JSON text; one encoder for every call (``json.dumps`` with options builds one per call)."""
 
 

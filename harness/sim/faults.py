@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.protocol.codecs import compact_text
 from harness.sim.catalogue import CatalogueTool, World, binary_junk
 from harness.sim.seeding import derive_seed, np_random
 from harness.sim.sources import (
@@ -723,7 +724,7 @@ def _map_numbers(value: Any, f: Callable[[str, float], float], key: str = "") ->
 _IDENTIFIERS = frozenset({"id", "rank", "day", "total", "count", "customer", "amount"})
 """Numbers that name or count things: a stale or wrong-unit answer keeps them."""
 
-_dump = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_dump = compact_text
 
 
 def _answers_stale(

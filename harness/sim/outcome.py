@@ -59,8 +59,9 @@ def satisfies(subgoal: Subgoal, option: Option, arguments: Mapping[str, Any]) ->
         tolerance = subgoal.tolerance.get(name)
         if tolerance == ANY:
             continue
-        want = wanted.get(name, spec.default(name))
-        got = arguments.get(name, spec.default(name))
+        # The schema default only where a side leaves the argument out (it is looked up in the schema).
+        want = wanted[name] if name in wanted else spec.default(name)
+        got = arguments[name] if name in arguments else spec.default(name)
         if tolerance is None or isinstance(tolerance, str):
             if not _same(got, want):
                 return False

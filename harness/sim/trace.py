@@ -16,11 +16,12 @@ the same inputs give byte-identical traces.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import IO, Any
 
+from harness.protocol.codecs import compact_text
+
 _DIRS = {"c2s": b'{"dir":"c2s","msg":', "s2c": b'{"dir":"s2c","msg":'}
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_dumps = compact_text
 
 
 class Trace:

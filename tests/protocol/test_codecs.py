@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.fixtures.demo import add_subtract, build_demo_server
-from harness.protocol import CODECS, available_codecs, get_codec
+from harness.protocol import CODECS, available_codecs, compact_text, get_codec
 
 MESSAGES: list[dict[str, Any]] = [
     {
@@ -124,6 +124,22 @@ def test_json_encode_matches_the_stdlib_encoder(value: Any) -> None:
     """Same bytes, and the same error for NaN and infinities, as JSONEncoder.encode."""
     expected = _outcome(lambda v: _REFERENCE_ENCODE(v).encode(), value)
     assert _outcome(get_codec("json").encode, value) == expected
+
+
+_REFERENCE_TEXT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+@given(_JSON_VALUES | st.dictionaries(st.text(max_size=5), _JSON_VALUES, max_size=4))
+def test_compact_text_matches_the_stdlib_encoder_it_skips(value: Any) -> None:
+    """The trace's and the tools' text: what JSONEncoder(ensure_ascii=False) gives, NaN included."""
+    assert _outcome(compact_text, value) == _outcome(_REFERENCE_TEXT, value)
+
+
+def test_compact_text_keeps_the_circular_reference_check_and_the_characters() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    assert _outcome(compact_text, {"x": loop}) == _outcome(_REFERENCE_TEXT, {"x": loop})
+    assert compact_text({"x": "Zürich ✓", "nan": float("nan")}) == '{"x":"Zürich ✓","nan":NaN}'
 
 
 def test_json_encode_keeps_the_circular_reference_check() -> None:
