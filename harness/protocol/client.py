@@ -218,7 +218,11 @@ class MCPClient:
         """
         if self._meta is None:
             return self._exchange(method, params)
-        result = self._exchange(method, self._stamped(params))
+        if params is None or "_meta" not in params:  # _stamped's common case, without the call
+            stamped = {**params, "_meta": dict(self._meta)} if params else {"_meta": dict(self._meta)}
+        else:
+            stamped = self._stamped(params)
+        result = self._exchange(method, stamped)
         meta = result.get("_meta")
         info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
         if isinstance(info, dict):  # a pinned client learns who answers from any result, not discover

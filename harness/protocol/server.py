@@ -67,8 +67,11 @@ from harness.protocol.stateless import (
 from harness.protocol.strategies import TOOL_ERROR_STRATEGIES, ToolEscape
 from harness.protocol.tools import Tool, ToolFn, decode_cursor, encode_cursor, to_result
 from harness.protocol.versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     SEP_1303_VERSION,
+    STATELESS_VERSIONS,
     at_least,
     negotiate,
 )
@@ -80,6 +83,8 @@ DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 _ID_TYPES = frozenset({int, str})
 """The exact types of a valid request id (``bool`` is an int subclass, so it is left out)."""
 _NO_PARAMS: dict[str, Any] = {}
+_INFO_TYPES = frozenset({dict, type(None)})
+"""What a stateless request's clientInfo may be (absent reads as None)."""
 """A stand-in for absent params in the envelope fast path; never handed to a handler."""
 
 LOG_LEVELS: tuple[str, ...] = (
@@ -563,7 +568,13 @@ class MCPServer:
     def _handle_stateless(
         self, request_id: RequestId, method: str, params: dict[str, Any], meta: dict[str, Any]
     ) -> Message | None:
-        request = read_envelope(request_id, meta)
+        version, caps = meta[META_PROTOCOL_VERSION], meta.get(META_CLIENT_CAPABILITIES)
+        info = meta.get(META_CLIENT_INFO)
+        if type(caps) is dict and version in STATELESS_VERSIONS and type(info) in _INFO_TYPES:
+            # A well-formed envelope: read_envelope would accept it and build the same request.
+            request = StatelessRequest(request_id, version, caps, info)
+        else:
+            request = read_envelope(request_id, meta)  # the rules, and the error to answer
         handler = self._stateless_methods.get(method)
         if handler is None:
             raise MethodNotFound(f"method not found: {method} (not part of {request.version})")
@@ -585,11 +596,8 @@ class MCPServer:
     def _stateless_result(self, result: dict[str, Any], result_type: str = "complete") -> dict[str, Any]:
         """``result`` as the stateless era shapes it: ``resultType`` and the serverInfo stamp."""
         meta = result.get("_meta")
-        stamp = (
-            {**meta, SERVER_INFO: self.server_info}
-            if isinstance(meta, dict)
-            else {SERVER_INFO: self.server_info}
-        )
+        info = {"name": self.name, "version": self.version}  # server_info, without the call
+        stamp = {**meta, SERVER_INFO: info} if isinstance(meta, dict) else {SERVER_INFO: info}
         return {**result, "resultType": result_type, "_meta": stamp}
 
     def _cacheable(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -622,8 +630,14 @@ class MCPServer:
         return None  # the stream stays open: its events go out through the outbox
 
     def _call_tool_stateless(self, params: dict[str, Any], request: StatelessRequest) -> dict[str, Any]:
-        name, tool = self._lookup_tool(params)
-        arguments = _arguments(params)
+        name: Any = params.get("name")  # the handshake era's shortcut (see _call_tool)
+        tool = self.tools.get(name) if type(name) is str else None
+        allowed = self.allowed_tools
+        if tool is None or (allowed is not None and name not in allowed):
+            name, tool = self._lookup_tool(params)
+        arguments = params.get("arguments")
+        if type(arguments) is not dict:
+            arguments = _arguments(params)
         responses = params.get("inputResponses")
         if responses is not None and not isinstance(responses, dict):
             raise InvalidParams("inputResponses must be an object")

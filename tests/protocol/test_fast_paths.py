@@ -12,18 +12,28 @@ from __future__ import annotations
 import copy
 import datetime
 import enum
+import itertools
 import uuid
 from typing import Any
 
 import fastjsonschema
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND
+from harness.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, RPCError
 from harness.protocol.lifecycle import State
+from harness.protocol.messages import error_response
 from harness.protocol.payload import MAX_RESULT_DEPTH, _check_by_walking, check_payload
 from harness.protocol.server import CALL_LATTICE, MCPServer
+from harness.protocol.stateless import read_envelope
 from harness.protocol.tools import Tool, _describe, compile_schema
+from harness.protocol.versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    STATELESS_VERSION,
+)
 
 TYPES = ["string", "integer", "number", "boolean", "object", "array", "null"]
 _prop = st.one_of(
@@ -210,3 +220,32 @@ def test_the_result_check_keeps_the_depth_limit_at_every_level_near_it() -> None
     cycle.append(cycle)
     verdict = _verdict(check_payload, {"me": cycle}, 10**6)
     assert verdict is not None and "cycle" in verdict[1]
+
+
+# -- the stateless envelope: the server's shortcut against read_envelope ----------------------
+
+_ABSENT = object()
+_VERSIONS = [STATELESS_VERSION, "2025-06-18", 1, None, [STATELESS_VERSION]]
+_CAPS = [_ABSENT, {}, {"sampling": {}}, None, [], "x"]
+_INFOS = [_ABSENT, {"name": "c", "version": "1"}, None, [], "x", 0]
+
+
+@pytest.mark.parametrize(
+    ("version", "caps", "info"), list(itertools.product(_VERSIONS, _CAPS, _INFOS)), ids=lambda v: repr(v)[:12]
+)
+def test_the_stateless_envelope_shortcut_reads_every_meta_as_read_envelope_does(
+    version: Any, caps: Any, info: Any
+) -> None:
+    meta = {META_PROTOCOL_VERSION: version}
+    for key, value in ((META_CLIENT_CAPABILITIES, caps), (META_CLIENT_INFO, info)):
+        if value is not _ABSENT:
+            meta[key] = value
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": copy.deepcopy(meta)}}
+    reply = MCPServer("s").handle(request)
+    assert reply is not None
+    try:
+        read_envelope(1, copy.deepcopy(meta))
+    except RPCError as exc:
+        assert reply == error_response(1, exc.code, exc.message, exc.data)
+    else:
+        assert "result" in reply and reply["result"]["resultType"] == "complete"
