@@ -19,7 +19,7 @@ the sim layer and must start quickly.
 # No ``from __future__ import annotations`` here: COLUMNS takes each column's type from its
 # field's annotation, which must stay a type object rather than become a string.
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from harness.protocol.errors import STANDARD_CODES
@@ -190,6 +190,19 @@ class SessionResult:
             if given.keys() != keys:
                 raise ValueError(f"{name}: counts for {sorted(keys)} expected, got {sorted(given)}")
 
+    @classmethod
+    def of(cls, **values: Any) -> "SessionResult":
+        """``cls(**values)``, the same object, without the frozen dataclass's sixty guarded
+        assignments (every session builds one; they cost as much as a tool call). Anything the
+        plain constructor would refuse (an unknown or missing field) goes to it, to be refused
+        there; the groups' keys are checked as ``__post_init__`` checks them."""
+        if not values.keys() <= _FIELD_SET or not values.keys() >= _REQUIRED:
+            return cls(**values)
+        obj = object.__new__(cls)
+        obj.__dict__.update({name: values[name] if name in values else _DEFAULTS[name] for name in _FIELDS})
+        obj.__post_init__()
+        return obj
+
     def __getattr__(self, name: str) -> int:
         # Only reached when ordinary lookup fails: a derived column (faults_<kind>,
         # errors_rpc_<code>). Reads __dict__ so that a half-built instance (unpickling,
@@ -234,6 +247,11 @@ def _flatten() -> tuple[tuple[Column, ...], dict[str, tuple[str, Any]], dict[str
 
 
 COLUMNS, _DERIVED, _GROUP_KEYS = _flatten()
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SessionResult))
+_FIELD_SET = frozenset(_FIELDS)
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(SessionResult) if f.default is not MISSING}
+"""Plain defaults only: a field with a default factory is required by :meth:`SessionResult.of`."""
+_REQUIRED = _FIELD_SET - _DEFAULTS.keys()
 """COLUMNS: every column of a session row, in order, with its type and meaning."""
 
 ROW_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS)

@@ -980,7 +980,7 @@ class _Session:
                 time_to_recover = float(recover[0])
             else:
                 time_to_recover, censored = float(max(self.sc.max_steps - first, 0)), True
-        return SessionResult(
+        return SessionResult.of(
             scenario=self.sc.name,
             agent=self.agent_name,
             strategy=self.strategy,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 import math
 import pickle
-from dataclasses import replace
+import re
+from dataclasses import FrozenInstanceError, fields, replace
 
 import pytest
 
@@ -125,3 +126,33 @@ def test_counts_must_cover_exactly_the_kinds_and_codes(result: SessionResult) ->
         replace(result, faults={k: 0 for k in FAULT_KINDS[:-1]})
     with pytest.raises(ValueError, match="errors_rpc"):
         replace(result, errors_rpc={**result.errors_rpc, -1: 0})
+
+
+def _fields_of(result: SessionResult, *leave_out: str) -> dict[str, object]:
+    return {f.name: getattr(result, f.name) for f in fields(SessionResult) if f.name not in leave_out}
+
+
+@pytest.mark.parametrize("leave_out", [(), ("server", "baseline_tokens_in")], ids=["every-field", "defaults"])
+def test_of_builds_what_the_constructor_builds(result: SessionResult, leave_out: tuple[str, ...]) -> None:
+    given = _fields_of(result, *leave_out)
+    fast, plain = SessionResult.of(**given), SessionResult(**given)
+    assert fast == plain and repr(fast) == repr(plain)
+    assert list(vars(fast).items()) == list(vars(plain).items())  # same fields, same order
+    assert fast.to_row().keys() == plain.to_row().keys()
+    with pytest.raises(FrozenInstanceError):
+        fast.seed = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"nonsense": 1}, {"faults": {k: 0 for k in FAULT_KINDS[:-1]}}, {"errors_rpc": {-1: 0}}],
+    ids=["unknown-field", "fault-keys", "rpc-keys"],
+)
+def test_of_refuses_what_the_constructor_refuses(result: SessionResult, change: dict[str, object]) -> None:
+    given = {**_fields_of(result), **change}
+    with pytest.raises((TypeError, ValueError)) as plain:
+        SessionResult(**given)
+    with pytest.raises(plain.type, match=re.escape(str(plain.value).split(":")[0])):
+        SessionResult.of(**given)
+    with pytest.raises(TypeError):
+        SessionResult.of(**_fields_of(result, "seed"))  # a required field missing
