@@ -240,6 +240,12 @@ class HTTPUpstream:
             if future is not None and not future.done():
                 future.set_result(message)
             return
+        if "id" not in message:
+            # A notification is posted before anything sent after it: the server answers it at
+            # once (202), and on a thread of its own the call that follows an initialized could
+            # reach the server first and be refused as "server not initialized".
+            self._post(message)
+            return
         thread = threading.Thread(target=self._post, args=(message,), name="proxy-upstream-post", daemon=True)
         thread.start()
         self._threads = [t for t in self._threads if t.is_alive()] + [thread]

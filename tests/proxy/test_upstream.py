@@ -1,0 +1,58 @@
+"""The HTTP upstream keeps the order of what the proxy sends: a notification reaches the server
+before anything sent after it (an initialized before the first call, else "server not
+initialized")."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import harness.transports.http_client as http_client
+from harness.protocol.messages import Message
+from harness.proxy.upstream import Handlers, HTTPUpstream
+
+
+class SlowNotices:
+    """A Streamable HTTP client whose notification POSTs are slow to be accepted."""
+
+    def __init__(self, url: str, **kw: Any) -> None:
+        self.arrived: list[str] = []
+        self.on_request: Any = None
+
+    def send(self, message: Message) -> Message | None:
+        if "id" not in message:
+            time.sleep(0.2)
+            self.arrived.append(str(message["method"]))
+            return None
+        self.arrived.append(str(message["method"]))
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+
+    def take_notifications(self) -> list[Message]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_notification_reaches_the_server_before_the_call_sent_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http_client, "HTTPClientTransport", SlowNotices)
+    replies: list[Message] = []
+    answered = threading.Event()
+
+    def message(m: Message) -> None:
+        replies.append(m)
+        answered.set()
+
+    upstream = HTTPUpstream("http://127.0.0.1:9/mcp")
+    upstream.start(Handlers(message=message, garbage=print, gone=print, failed=print))
+    upstream.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    upstream.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add"}})
+    assert answered.wait(5)
+    upstream.close()
+    assert upstream.transport.arrived == ["notifications/initialized", "tools/call"]
+    assert replies == [{"jsonrpc": "2.0", "id": 2, "result": {}}]
