@@ -212,6 +212,14 @@ def _table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     return table
 
 
+def _part_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
+    """A part file (a chunk, a baselines part): read once, when it is consolidated, so written
+    without column statistics or dictionary pages; the consolidated file gets both."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(_table(rows), sink, write_statistics=False, use_dictionary=False)
+    return bytes(sink.getvalue().to_pybytes())
+
+
 class ResultsDir:
     """One batch's directory; create it for a new run, open it to resume or analyse."""
 
@@ -358,13 +366,9 @@ class ResultsDir:
 
         ``first`` is the grid position of the first row; chunk names sort in grid order.
         """
-        sink = pa.BufferOutputStream()
-        # A chunk lives until consolidate() reads it once: no column statistics or dictionary
-        # pages (half the cost of a write, smaller too); sessions.parquet gets both.
-        pq.write_table(_table(rows), sink, write_statistics=False, use_dictionary=False)
         (self.path / CHUNKS).mkdir(exist_ok=True)
         path = self.path / CHUNKS / f"part-{first:012d}-{uuid.uuid4().hex[:8]}.parquet"
-        atomic_write_bytes(path, sink.getvalue().to_pybytes())
+        atomic_write_bytes(path, _part_bytes(rows))
         return path
 
     def _chunks(self) -> list[Path]:
@@ -497,13 +501,9 @@ class ResultsDir:
     def write_baselines(self, rows: Sequence[dict[str, Any]]) -> Path:
         """Persist finished baselines now (each row has its ``key``, JSON text); a later kill or
         a resume keeps them, so none is asked of a model twice."""
-        sink = pa.BufferOutputStream()
-        # A chunk lives until consolidate() reads it once: no column statistics or dictionary
-        # pages (half the cost of a write, smaller too); sessions.parquet gets both.
-        pq.write_table(_table(rows), sink, write_statistics=False, use_dictionary=False)
         (self.path / BASELINE_PARTS).mkdir(exist_ok=True)
         path = self.path / BASELINE_PARTS / f"part-{uuid.uuid4().hex}.parquet"
-        atomic_write_bytes(path, sink.getvalue().to_pybytes())
+        atomic_write_bytes(path, _part_bytes(rows))
         return path
 
     def _baseline_files(self) -> list[Path]:

@@ -218,11 +218,7 @@ class MCPClient:
         """
         if self._meta is None:
             return self._exchange(method, params)
-        if params is None or "_meta" not in params:  # _stamped's common case, without the call
-            stamped = {**params, "_meta": dict(self._meta)} if params else {"_meta": dict(self._meta)}
-        else:
-            stamped = self._stamped(params)
-        result = self._exchange(method, stamped)
+        result = self._exchange(method, self._stamped(params))
         meta = result.get("_meta")
         info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
         if isinstance(info, dict):  # a pinned client learns who answers from any result, not discover
@@ -260,7 +256,9 @@ class MCPClient:
     def _stamped(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """``params`` with the stateless ``_meta`` keys set (the caller's other ``_meta`` keys kept)."""
         assert self._meta is not None
-        out = dict(params or {})
+        if not params or "_meta" not in params:  # the common case: nothing to merge
+            return {**(params or {}), "_meta": dict(self._meta)}
+        out = dict(params)
         given = out.get("_meta")
         out["_meta"] = {**given, **self._meta} if isinstance(given, dict) else dict(self._meta)
         return out

@@ -630,14 +630,7 @@ class MCPServer:
         return None  # the stream stays open: its events go out through the outbox
 
     def _call_tool_stateless(self, params: dict[str, Any], request: StatelessRequest) -> dict[str, Any]:
-        name: Any = params.get("name")  # the handshake era's shortcut (see _call_tool)
-        tool = self.tools.get(name) if type(name) is str else None
-        allowed = self.allowed_tools
-        if tool is None or (allowed is not None and name not in allowed):
-            name, tool = self._lookup_tool(params)
-        arguments = params.get("arguments")
-        if type(arguments) is not dict:
-            arguments = _arguments(params)
+        name, tool, arguments = self._target(params)
         responses = params.get("inputResponses")
         if responses is not None and not isinstance(responses, dict):
             raise InvalidParams("inputResponses must be an object")
@@ -771,8 +764,10 @@ class MCPServer:
             tool = self.tools[name]
         return name, tool
 
-    def _call_tool(self, params: dict[str, Any], answers: dict[str, Answer] = _NO_ANSWERS) -> dict[str, Any]:
-        """tools/call in the handshake era (``answers``: what the client answered so far)."""
+    def _target(self, params: dict[str, Any]) -> tuple[str, Tool, dict[str, Any]]:
+        """The tool a tools/call names, and its arguments (either era). A registered, allowed
+        tool with an object of arguments is taken at once; anything else goes to the lattice
+        and to ``_arguments``, which give the error."""
         name: Any = params.get("name")
         tool = self.tools.get(name) if type(name) is str else None
         allowed = self.allowed_tools
@@ -781,6 +776,11 @@ class MCPServer:
         arguments = params.get("arguments")
         if type(arguments) is not dict:
             arguments = _arguments(params)
+        return name, tool, arguments
+
+    def _call_tool(self, params: dict[str, Any], answers: dict[str, Answer] = _NO_ANSWERS) -> dict[str, Any]:
+        """tools/call in the handshake era (``answers``: what the client answered so far)."""
+        name, tool, arguments = self._target(params)
         try:
             return self._run_tool(name, tool, params, arguments, self.protocol_version, answers)
         except InputRequired as need:

@@ -50,12 +50,12 @@ the same seed and server give the same bytes.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.protocol.codecs import compact_text
 from harness.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -120,7 +120,7 @@ DEFAULT_GRACE = 1.0
 """Seconds a request in flight may still get a good answer after the upstream wrote garbage."""
 SILENT_KINDS: frozenset[str] = frozenset({"silent", "silent_noop"})
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_dumps = compact_text
 
 
 def _obj(value: Any) -> JSON:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from harness.protocol.codecs import compact_text
 from harness.sim.catalogue import binary_junk
 from harness.sim.faults import FaultRule
 
@@ -28,7 +29,7 @@ JSON = dict[str, Any]
 IDENTIFIERS = frozenset({"id", "rank", "day", "total", "count", "customer", "amount", "page", "index"})
 """JSON keys whose numbers name or count things: stale and wrong-unit answers keep them."""
 
-_dump = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_dump = compact_text
 _NUMBER = re.compile(r"(?<![\w.:/-])(-?\d+(?:\.\d+)?)(?![\w.:/-]|\.\d)")
 _CELSIUS = re.compile(r"(-?\d+(?:\.\d+)?)(\s?°C)")
 

@@ -55,7 +55,7 @@ from typing import IO, Any
 from harness import __version__
 from harness.errors import UserError, unknown_name
 from harness.protocol.client import MCPClient
-from harness.protocol.codecs import CODECS, get_codec
+from harness.protocol.codecs import CODECS, compact_text, get_codec
 from harness.protocol.errors import RPCError, ServerCrashed, TransportError
 from harness.protocol.inputs import ELICIT
 from harness.protocol.strategies import ASKING_STRATEGIES, STRATEGIES
@@ -110,7 +110,7 @@ WAIT_S = float(os.environ.get("HARNESS_SERVED_WAIT_S", DEFAULT_WAIT_S))
 """Real seconds a session waits for the server's answer before its call counts as hung."""
 
 _call_key = json.JSONEncoder(sort_keys=True, default=str).encode
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_dumps = compact_text
 _CLAIMS = {"finished": "done", "gave_up": "gave_up", "budget": "budget", "deadline": "deadline"}
 _GARBLING = frozenset({"malformed"})
 """Faults whose rewritten answer is not the server's: the call does not do its subgoal."""
