@@ -216,6 +216,20 @@ def test_markdown_shows_the_rate_and_ratios_of_each_row() -> None:
     assert "not/run" not in text
 
 
+def test_markdown_shows_the_peak_before_sessions_parquet_only_where_a_case_measured_it() -> None:
+    memory = _report(
+        _bench("memory/serial/1000", 2.0, peak_rss_mb=150.0, peak_rss_run_mb=130.0),
+        _bench("memory/serial/10000", 20.0, peak_rss_mb=160.0, peak_rss_run_mb=131.0),
+    )
+    df = tidy(memory)
+    assert list(df["peak_rss_run_mb"]) == [130.0, 131.0]
+    text = markdown(df, keys=None)
+    assert "peak RSS (MB) | peak RSS before sessions.parquet (MB) |" in text
+    assert "| `memory/serial/10000` | 0.05 /s |  |  |  | 160 | 131 |" in text
+    older = markdown(tidy(_report(_bench("memory/serial/1000", 2.0, peak_rss_mb=150.0))), keys=None)
+    assert "peak RSS (MB) |" in older and "before sessions.parquet" not in older
+
+
 def test_the_cli_rebuilds_table_summary_and_plots_from_a_report(tmp_path: Path) -> None:
     report = tmp_path / "in.json"
     report.write_text(json.dumps(REPORT))
@@ -327,6 +341,50 @@ def test_the_profile_refuses_an_unknown_workload(capsys: pytest.CaptureFixture[s
         main(["no-such-workload"])
     assert exit_info.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+# -- python -m harness.bench.footer -----------------------------------------------------------
+
+
+def test_the_footer_bench_writes_the_groups_it_is_asked_for(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.batch import results
+    from harness.bench.footer import main
+
+    monkeypatch.setattr(results, "ROW_GROUP", 30)  # a row group of 30 sessions keeps the batch short
+    assert main(["2", "6"]) == 0
+    out = capsys.readouterr().out
+    assert "one row group: 30 session rows" in out
+    rows = [line.split() for line in out.splitlines()[2:]]
+    assert [(r[0], r[1]) for r in rows] == [("2", "60"), ("6", "180")]
+    footers = [float(r[-2]) for r in rows]
+    assert footers[1] > footers[0]  # the footer on disk lists every group
+
+
+def test_the_footer_bench_refuses_fewer_than_two_groups(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.bench.footer import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["1"])
+    assert exit_info.value.code == 2
+    assert "at least 2" in capsys.readouterr().err
+
+
+# -- python -m harness.bench.mypyc_trial ------------------------------------------------------
+
+
+def test_every_edit_the_compiled_core_trial_makes_still_applies() -> None:
+    from harness.bench.mypyc_trial import EDITS, MODULES
+
+    root = Path(__file__).resolve().parents[1]
+    assert all((root / m).is_file() for m in MODULES)
+    for name, edits in EDITS.items():
+        text = (root / name).read_text(encoding="utf-8")
+        for old, new in edits:
+            assert old in text, f"{name}: the trial's edit no longer applies: {old!r}"
+            text = text.replace(old, new, 1)
+        compile(text, name, "exec")  # the edited module still parses
 
 
 def test_the_failed_cases_are_read_from_pytests_short_summary() -> None:

@@ -66,6 +66,7 @@ COLUMNS: tuple[str, ...] = (
     "baseline",
     "ratio_to_baseline",
     "peak_rss_mb",
+    "peak_rss_run_mb",
     "name",
 )
 """The tidy table's columns, in order."""
@@ -73,13 +74,15 @@ COLUMNS: tuple[str, ...] = (
 
 MEASURED_FIELDS: tuple[str, ...] = (
     "peak_rss_mb",
+    "peak_rss_run_mb",
     "measured_ratio",
     "seconds_1",
     "seconds_2",
     "latency_s",
     "requests",
 )
-"""What a case may record beside its timing: peak memory, and a ratio it timed itself
+"""What a case may record beside its timing: peak memory (over the whole case, and before a batch
+writes its ``sessions.parquet``), and a ratio it timed itself
 (with the per-round seconds of each side, kept in the JSON for whoever checks it)."""
 
 
@@ -120,6 +123,7 @@ def tidy(report: Mapping[str, Any]) -> pd.DataFrame:
             min_s=float(stats["min"]) / batch,
             ops_per_s=batch / median if median > 0 else math.nan,
             peak_rss_mb=info.get("peak_rss_mb"),
+            peak_rss_run_mb=info.get("peak_rss_run_mb"),
             name=bench.get("name"),
         )
         rows.append(row)
@@ -357,16 +361,19 @@ def markdown(df: pd.DataFrame, keys: tuple[str, ...] | None = HEADLINE_KEYS) -> 
     """A Markdown table of ``keys`` (all rows when None): rate, the three ratios, peak memory if measured."""
     rows = df if keys is None else df.set_index("key").reindex(list(keys)).dropna(how="all").reset_index()
     memory = bool(rows["peak_rss_mb"].notna().any())
+    run = memory and bool(rows["peak_rss_run_mb"].notna().any())
     head = "| figure | rate | x floor | x official SDK | x 1 worker |" + (
         " peak RSS (MB) |" if memory else ""
     )
-    lines = [head, "|---|---:|---:|---:|---:|" + ("---:|" if memory else "")]
+    head += " peak RSS before sessions.parquet (MB) |" if run else ""
+    lines = [head, "|---|---:|---:|---:|---:|" + ("---:|" if memory else "") + ("---:|" if run else "")]
     for row in rows.to_dict("records"):
         line = (
             f"| `{row['key']}` | {_rate(float(row['ops_per_s']))} | {_ratio(row['ratio_to_floor'])} "
             f"| {_ratio(row['ratio_to_official_sdk'])} | {_ratio(row['ratio_to_baseline'])} |"
         )
-        lines.append(line + (f" {_ratio(row['peak_rss_mb'])} |" if memory else ""))
+        line += f" {_ratio(row['peak_rss_mb'])} |" if memory else ""
+        lines.append(line + (f" {_ratio(row['peak_rss_run_mb'])} |" if run else ""))
     return "\n".join(lines) + "\n"
 
 

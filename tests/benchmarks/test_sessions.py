@@ -206,12 +206,20 @@ def test_batch_scaling(benchmark: BenchmarkFixture, tmp_path: Path, executor: st
 _MEMORY_SCRIPT = """
 import json, sys, tempfile
 from pathlib import Path
+from harness.batch.results import ResultsDir
 from harness.batch.runner import run_batch
 from harness.bench.workloads import batch_grid, peak_rss_kb
 grid = batch_grid(int(sys.argv[1]))
+before = []
+consolidate = ResultsDir.consolidate
+def consolidate_after_reading_the_peak(self):
+    before.append(peak_rss_kb())  # every session has run; sessions.parquet is not written yet
+    return consolidate(self)
+ResultsDir.consolidate = consolidate_after_reading_the_peak
 with tempfile.TemporaryDirectory() as tmp:
     summary = run_batch(grid, Path(tmp) / "run", executor="serial", workers=1)
-print(json.dumps({"ran": summary.ran, "errors": summary.harness_errors, "peak_kb": peak_rss_kb()}))
+found = {"ran": summary.ran, "errors": summary.harness_errors, "peak_kb": peak_rss_kb()}
+print(json.dumps({**found, "run_peak_kb": before[0] if before else None}))
 """
 
 
@@ -239,6 +247,7 @@ def test_peak_memory(benchmark: BenchmarkFixture, sessions: int) -> None:
     assert proc.returncode == 0, f"the {sessions}-session batch failed:\n{proc.stderr[-3000:]}"
     found: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     assert found["ran"] == sessions and found["errors"] == 0, found
+    assert found["run_peak_kb"] is not None, "the batch never wrote sessions.parquet"
     tag(
         benchmark,
         key=f"memory/serial/{sessions}",
@@ -249,4 +258,5 @@ def test_peak_memory(benchmark: BenchmarkFixture, sessions: int) -> None:
         sessions=sessions,
         batch=sessions,
         peak_rss_mb=found["peak_kb"] / 1024,
+        peak_rss_run_mb=found["run_peak_kb"] / 1024,
     )
