@@ -379,6 +379,42 @@ def test_a_call_with_the_wrong_arguments_does_not_complete_a_subgoal(tmp_path: P
         assert right.subgoals_done == 1 and right.correct and right.success
 
 
+BOOK_A_ROOM = {
+    "description": "Book a room.",
+    "tools": ["book", "delete_bookings"],
+    "task": {
+        "subgoals": [{"name": "room", "tool": "book", "arguments": {"item": "room", "date": "2025-06-01"}}]
+    },
+}
+ROOM, CAR = {"item": "room", "date": "2025-06-01"}, {"item": "car", "date": "2025-06-01"}
+
+
+@pytest.mark.parametrize(
+    ("again", "judged", "correct"),
+    [(ROOM, "done", True), (CAR, "corrupted", False)],
+)
+def test_a_write_made_again_after_a_deletion_is_judged_against_what_the_store_holds(
+    again: dict[str, str], judged: str, correct: bool
+) -> None:
+    # The store is emptied between the two bookings: the second sits where the first was, and
+    # is judged by itself (before, nothing at an old position was judged again: a wrong one went
+    # uncounted, a right one was taken for a duplicate of a booking no longer there).
+    script = _Script(CallTool("book", ROOM), CallTool("delete_bookings", {}), CallTool("book", again))
+    result, trace = traced(parse_scenario(BOOK_A_ROOM), script, "is_error", 0)
+    stores = [(line["step"], line.get("judged"), line.get("undone")) for line in harness_lines(trace)]
+    stores = [s for s in stores if s[1] or s[2]]
+    assert stores == [(1, "done", None), (3, None, "room"), (3, judged, None)]
+    assert result.corrupted == (judged == "corrupted") and result.correct is correct
+    assert result.harmful_calls == 1 and not result.success  # the deletion is harm either way
+
+
+def test_a_deletion_with_no_write_after_it_undoes_the_subgoal_at_the_end() -> None:
+    script = _Script(CallTool("book", ROOM), CallTool("delete_bookings", {}))
+    result, trace = traced(parse_scenario(BOOK_A_ROOM), script, "is_error", 0)
+    undone = [line for line in harness_lines(trace) if "undone" in line]
+    assert [u["undone"] for u in undone] == ["room"] and result.subgoals_done == 0 and not result.correct
+
+
 def test_a_stored_wrong_value_is_corrupted_and_not_a_success() -> None:
     # strict_dates with the bad_argument rule at rate 0: the tool accepts 14/03/2025 and stores it.
     sc = load_scenario("strict_dates").with_overrides({"faults.rate": 0.0})

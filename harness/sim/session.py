@@ -68,7 +68,7 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.catalogue import CATALOGUE, DAMAGING_TOOLS, CatalogueTool, World
+from harness.sim.catalogue import CATALOGUE, DAMAGING_TOOLS, JSON, CatalogueTool, World
 from harness.sim.faults import (
     FAULT_KIND_TABLE,
     FAULT_KINDS,
@@ -481,7 +481,9 @@ class _Session:
         self.subgoals: tuple[Subgoal, ...] = sc.task.subgoals
         self.done_at: list[int | None] = [None] * len(self.subgoals)
         self.first_fault_step: int | None = None
-        self.stored_seen: dict[str, int] = {}
+        self.stored_seen: dict[str, list[JSON]] = {}
+        """The records of each store judged so far (the objects: a store a damaging tool emptied
+        and a write refilled has records at the old positions that were never judged)."""
         self.corrupted = self.duplicated = 0
         self.baseline_success: bool | None = None
         self.pending: list[Event] = list(sc.events)
@@ -686,8 +688,10 @@ class _Session:
             )
             self.trace.note(self.steps, done=self.subgoals[i].name)
 
-    def _recheck_writes(self) -> None:
-        """Undo the write subgoals whose record is no longer in the store (a damaging tool took it)."""
+    def _recheck_writes(self, unjudged: Sequence[JSON] = ()) -> None:
+        """Undo the write subgoals whose record is no longer in the store (a damaging tool took it).
+
+        ``unjudged``: records stored but not judged yet, which cannot keep a subgoal done."""
         for i, goal in enumerate(self.subgoals):
             if self.done_at[i] is None:
                 continue
@@ -696,14 +700,27 @@ class _Session:
                 satisfies(goal, o, record_arguments(CATALOGUE[o.tool], record))
                 for o in writes
                 for record in CATALOGUE[o.tool].stored(self.world)
+                if not any(record is new for new in unjudged)
             ):
                 self.done_at[i] = None
                 self.trace.note(self.steps, undone=goal.name)
 
     def _judge_store(self, spec: CatalogueTool) -> None:
-        """Judge the records ``spec`` stored since the last look, in the order stored."""
+        """Judge the records ``spec`` stored since the last look, in the order stored.
+
+        If records judged before are gone (a damaging tool deleted them), the write subgoals they
+        completed are undone first, so that a write made again is judged against what the store
+        holds now: done again, not a duplicate of a record that is no longer there."""
         records = spec.stored(self.world)
-        for record in records[self.stored_seen.get(spec.name, 0) :]:
+        seen = self.stored_seen.setdefault(spec.name, [])
+        n = len(seen)
+        if n <= len(records) and (n == 0 or records[n - 1] is seen[-1]):
+            fresh = records[n:]  # the usual case: the store only grew since the last look
+        else:  # what is new is what was never judged (the objects: positions were reused)
+            fresh = [r for r in records if not any(r is old for old in seen)]
+            seen[:] = [r for r in records if any(r is old for old in seen)]
+            self._recheck_writes(fresh)
+        for record in fresh:
             verdict, i = judge_record(self.subgoals, self._done(), spec.name, record)
             if verdict == "done" and i is not None:
                 if self._in_order(i):
@@ -717,7 +734,7 @@ class _Session:
                 self.corrupted += 1
             name = None if i is None else self.subgoals[i].name
             self.trace.note(self.steps, stored=spec.name, judged=verdict, subgoal=name)
-        self.stored_seen[spec.name] = len(records)
+        seen.extend(fresh)
 
     def correct(self) -> bool:
         """Every subgoal's end-state check holds and nothing wrong or extra was stored."""
@@ -854,7 +871,7 @@ class _Session:
             self.trace.note(self.steps, crash=str(exc))
         finally:
             for spec in CATALOGUE.values():  # every write is judged by the store (none is left)
-                if len(spec.stored(self.world)) > self.stored_seen.get(spec.name, 0):
+                if spec.store is not None:
                     self._judge_store(spec)
             if self.harmful:  # something was deleted: a write done earlier may be gone again
                 self._recheck_writes()
