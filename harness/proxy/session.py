@@ -83,7 +83,7 @@ from harness.sim.agent import (
 )
 from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, Clock
 from harness.sim.host import HOSTS, Host
-from harness.sim.registry import make_agent
+from harness.sim.registry import make_agent, seed_name
 from harness.sim.row import RPC_CODES, SessionResult
 from harness.sim.scenario import ANY, Option, Scenario, Subgoal
 from harness.sim.seeding import derive_seed
@@ -494,7 +494,9 @@ class _Served:
         lines = problems(self.sc, self.core.tools)
         if lines:
             raise UserError(lines[0])
-        self.agent.reset(self.sc.task, tools, derive_seed("agent", self.sc.name, self.agent_name, self.seed))
+        self.agent.reset(
+            self.sc.task, tools, derive_seed("agent", self.sc.name, seed_name(self.agent_name), self.seed)
+        )
         obs: Observation = Start()
         max_steps, step_cost, deadline = self.sc.max_steps, self.sc.step_cost_s, self.sc.deadline_s
         while self.steps < max_steps:

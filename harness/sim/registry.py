@@ -12,6 +12,8 @@ An agent spec is one of
 The spec as given is the agent's name in results (the ``agent`` column), so a batch
 can hand it to a worker process, which resolves it again. A spec that cannot be
 resolved is a :class:`~harness.errors.UserError` that says why, before anything runs.
+An agent's random draws are seeded from :func:`seed_name`, the spec without the folder
+of a file it names, so a checkout elsewhere (or a relative path) draws the same.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ __all__ = [
     "check_agent_params",
     "list_agents",
     "make_agent",
+    "seed_name",
     "split_agent_params",
 ]
 
@@ -142,6 +145,18 @@ def agent_class(spec: str) -> type[Agent]:
     if target.endswith(".py") or os.sep in target or "/" in target:
         return _from_file(spec, target, attr)
     return _from_module(spec, target, attr)
+
+
+def seed_name(spec: str) -> str:
+    """What an agent's seed is drawn from: ``spec``, but ``file.py:Class`` for a file given by path.
+
+    The folder a file lies in says where a checkout is, not which agent it is: with the path
+    in the seed, the same agent file drew different numbers in another clone (or given as
+    ``./file.py``), and a run's trace depended on where it was run."""
+    target, colon, attr = spec.rpartition(":")
+    if colon and (target.endswith(".py") or os.sep in target or "/" in target):
+        return f"{Path(target).name}:{attr}"
+    return spec
 
 
 def make_agent(spec: str, params: Mapping[str, Any] | None = None) -> Agent:

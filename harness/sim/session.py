@@ -80,7 +80,7 @@ from harness.sim.faults import (
 )
 from harness.sim.host import HOSTS, Host
 from harness.sim.outcome import completes, is_write, judge_record, record_arguments, satisfies
-from harness.sim.registry import make_agent
+from harness.sim.registry import make_agent, seed_name
 from harness.sim.row import ENDS, ROW_COLUMNS, RPC_CODES, STATUSES, SessionResult, summary_row
 from harness.sim.scenario import Event, Scenario, Subgoal, load_scenario
 from harness.sim.seeding import derive_seed
@@ -830,7 +830,7 @@ class _Session:
                 self.client.listen(tools=True)  # list changes arrive on this stream
             tools = self.client.list_tools()
             self.agent.reset(
-                self.sc.task, tools, derive_seed("agent", self.sc.name, self.agent_name, self.seed)
+                self.sc.task, tools, derive_seed("agent", self.sc.name, seed_name(self.agent_name), self.seed)
             )
             bind = getattr(self.agent, "bind", None)
             if self.agent.omniscient and callable(bind):

@@ -169,3 +169,53 @@ def test_an_agent_a_worker_cannot_import_is_reported_with_its_reason(user_dir: P
     assert (rows["status"] == "harness_error").all()
     assert rows["error"].str.contains("failed to load: ImportError: only the parent").all()
     assert "worker process died" not in (user_dir / "out" / "errors.log").read_text()
+
+
+# -- where a file lies does not seed it --------------------------------------------------------
+
+SEED_RECORDER = """
+from harness.sim.agent import Agent, Finish
+
+SEEDS = []
+
+
+class Recorder(Agent):
+    name = "recorder"
+
+    def reset(self, task, tools, seed):
+        SEEDS.append(seed)
+
+    def act(self, observation):
+        return Finish()
+"""
+
+
+@pytest.mark.parametrize(
+    ("spec", "seeded_as"),
+    [
+        ("reader", "reader"),
+        ("mypkg.agents:Stubborn", "mypkg.agents:Stubborn"),
+        ("stubborn.py:Stubborn", "stubborn.py:Stubborn"),
+        ("./stubborn.py:Stubborn", "stubborn.py:Stubborn"),
+        ("/home/someone/agents/stubborn.py:Stubborn", "stubborn.py:Stubborn"),
+        ("agents/v2/stubborn.py:Stubborn", "stubborn.py:Stubborn"),
+    ],
+)
+def test_an_agent_is_seeded_by_its_spec_without_the_folder_of_its_file(spec: str, seeded_as: str) -> None:
+    assert registry.seed_name(spec) == seeded_as
+
+
+def test_the_same_agent_file_in_two_folders_gets_the_same_seed(tmp_path: Path) -> None:
+    # Before, the seed was drawn from the spec with its folder: a clone elsewhere (CI's, say)
+    # drew other numbers and ran another session from the same inputs.
+    seeds = []
+    for folder in ("a", "b/c"):
+        (tmp_path / folder).mkdir(parents=True)
+        path = tmp_path / folder / "recorder.py"
+        path.write_text(SEED_RECORDER)
+        spec = f"{path}:Recorder"
+        run_session("flaky_weather", spec, "is_error", 3)
+        seeds.append(agent_class(spec).__module__)
+        module = sys.modules[agent_class(spec).__module__]
+        seeds.append(module.SEEDS[-1])
+    assert seeds[1] == seeds[3] and seeds[0] != seeds[2]  # two modules, one seed
