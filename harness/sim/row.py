@@ -25,7 +25,7 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 7
+ROW_VERSION = 8
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
 fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
@@ -35,8 +35,11 @@ issue 19), 6 since fault texts have sources and readers are measured (``sources_
 columns after it; issue 26), 7 since success counts what the agent tells the user (``claimed``,
 ``misreported``, ``order_violations``, ``answers_wrong``; issue 27; and, added before 7 was
 released, the fault-free baseline's model cost, ``baseline_tokens_in`` and ``baseline_tokens_out``,
-issue 31, and the real server a session ran against, ``server``, issue 28). A run is resumed
-only by code that writes the same version, so one table never mixes two meanings or shapes."""
+issue 31, and the real server a session ran against, ``server``, issue 28), 8 since a write
+made after a damaging tool emptied its store is judged (``corrupted``, ``duplicated_writes``,
+``correct``) and an agent given by file path is seeded without its folder (its draws). A run is
+resumed only by code that writes the same version, so one table never mixes two meanings or
+shapes, nor rows drawn two ways."""
 
 FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
     "transient", "rate_limited", "permanent", "bad_argument", "too_large", "timeout", "malformed", "silent",
