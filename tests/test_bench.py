@@ -355,7 +355,7 @@ def test_the_footer_bench_writes_the_groups_it_is_asked_for(
     monkeypatch.setattr(results, "ROW_GROUP", 30)  # a row group of 30 sessions keeps the batch short
     assert main(["2", "6"]) == 0
     out = capsys.readouterr().out
-    assert "one row group: 30 session rows" in out
+    assert "one row group: 30 session rows (the runner's ROW_GROUP) of " in out
     rows = [line.split() for line in out.splitlines()[2:]]
     assert [(r[0], r[1]) for r in rows] == [("2", "60"), ("6", "180")]
     footers = [float(r[-2]) for r in rows]
@@ -375,9 +375,10 @@ def test_the_footer_bench_refuses_fewer_than_two_groups(capsys: pytest.CaptureFi
 
 
 def test_every_edit_the_compiled_core_trial_makes_still_applies() -> None:
-    from harness.bench.mypyc_trial import EDITS, MODULES
+    from harness.bench.mypyc_trial import EDITS, MODULES, _mypy_ini
 
     root = Path(__file__).resolve().parents[1]
+    assert "[mypy-" in _mypy_ini(root / "pyproject.toml")  # the stub-less libraries carried over
     assert all((root / m).is_file() for m in MODULES)
     for name, edits in EDITS.items():
         text = (root / name).read_text(encoding="utf-8")

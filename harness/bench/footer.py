@@ -66,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as root:
         run_batch(batch_grid(ROW_GROUP), Path(root) / "run", executor="serial", workers=1)
         group = Path(root) / "run" / SESSIONS  # the runner's own file: one group, its schema
-        arrow_mb = pq.read_table(group).nbytes / 2**20
-        print(f"one row group: {ROW_GROUP} session rows (the runner's ROW_GROUP), {arrow_mb:.1f} MB in Arrow")
+        table = pq.read_table(group)
+        print(
+            f"one row group: {ROW_GROUP} session rows (the runner's ROW_GROUP) of {table.num_columns} "
+            f"columns, {table.nbytes / 2**20:.1f} MB in Arrow"
+        )
         print("groups  sessions   RSS after 1st  after all  after close  per group  footer on disk")
         for groups in args.groups:
             proc = subprocess.run(

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 from io import BytesIO
 from pathlib import Path
 
@@ -70,11 +71,19 @@ from setuptools import setup
 from mypyc.build import mypycify
 setup(name="trial", py_modules=[], packages=[], ext_modules=mypycify({modules!r}, opt_level="3"))
 """
-_MYPY_INI = """[mypy]
-python_version = 3.11
-[mypy-jsonschema.*,dask.*,distributed.*,pyarrow.*,scipy.*,msgspec.*,uvicorn.*,mcp.*,mcp_types.*]
-ignore_missing_imports = True
-"""
+
+
+def _mypy_ini(pyproject: Path) -> str:
+    """The project's mypy settings as a ``mypy.ini`` (setuptools cannot build the trial beside
+    its ``pyproject.toml``): the Python version and the libraries without type stubs."""
+    config = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["mypy"]
+    lines = ["[mypy]", f"python_version = {config['python_version']}"]
+    for override in config.get("overrides", []):
+        if override.get("ignore_missing_imports"):
+            lines += [f"[mypy-{','.join(override['module'])}]", "ignore_missing_imports = True"]
+    return "\n".join(lines) + "\n"
+
+
 _RATE = """
 import hashlib, sys, time
 from harness.bench.workloads import twenty_call_scenario
@@ -130,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             root.mkdir()
             _tree(root)
         (compiled / "setup_trial.py").write_text(_SETUP.format(modules=list(MODULES)))
-        (compiled / "mypy.ini").write_text(_MYPY_INI)
+        (compiled / "mypy.ini").write_text(_mypy_ini(compiled / "pyproject.toml"))
         for name in ("pyproject.toml", "setup.py"):  # setuptools would build the project, not the trial
             (compiled / name).unlink()
         print(f"compiling {len(MODULES)} modules with mypyc ...", flush=True)

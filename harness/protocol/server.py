@@ -83,9 +83,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 _ID_TYPES = frozenset({int, str})
 """The exact types of a valid request id (``bool`` is an int subclass, so it is left out)."""
 _NO_PARAMS: dict[str, Any] = {}
+"""A stand-in for absent params in the envelope fast path; never handed to a handler."""
 _INFO_TYPES = frozenset({dict, type(None)})
 """What a stateless request's clientInfo may be (absent reads as None)."""
-"""A stand-in for absent params in the envelope fast path; never handed to a handler."""
 
 LOG_LEVELS: tuple[str, ...] = (
     "debug",

@@ -142,7 +142,7 @@ def agent_class(spec: str) -> type[Agent]:
     target, _, attr = spec.rpartition(":")
     if not target or not attr.isidentifier():
         raise AgentSpecError(f"agent {spec!r}: expected NAME, module:Class or path/to/file.py:Class")
-    if target.endswith(".py") or os.sep in target or "/" in target:
+    if _names_a_file(target):
         return _from_file(spec, target, attr)
     return _from_module(spec, target, attr)
 
@@ -154,9 +154,12 @@ def seed_name(spec: str) -> str:
     in the seed, the same agent file drew different numbers in another clone (or given as
     ``./file.py``), and a run's trace depended on where it was run."""
     target, colon, attr = spec.rpartition(":")
-    if colon and (target.endswith(".py") or os.sep in target or "/" in target):
-        return f"{Path(target).name}:{attr}"
-    return spec
+    return f"{Path(target).name}:{attr}" if colon and _names_a_file(target) else spec
+
+
+def _names_a_file(target: str) -> bool:
+    """Whether the part of a spec before ``:`` is a file path (else a module name)."""
+    return target.endswith(".py") or os.sep in target or "/" in target
 
 
 def make_agent(spec: str, params: Mapping[str, Any] | None = None) -> Agent:

@@ -250,12 +250,13 @@ def _flatten() -> tuple[tuple[Column, ...], dict[str, tuple[str, Any]], dict[str
 
 
 COLUMNS, _DERIVED, _GROUP_KEYS = _flatten()
+"""COLUMNS: every column of a session row, in order, with its type and meaning."""
+
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SessionResult))
 _FIELD_SET = frozenset(_FIELDS)
 _DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(SessionResult) if f.default is not MISSING}
 """Plain defaults only: a field with a default factory is required by :meth:`SessionResult.of`."""
 _REQUIRED = _FIELD_SET - _DEFAULTS.keys()
-"""COLUMNS: every column of a session row, in order, with its type and meaning."""
 
 ROW_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 """Every column of a session row, in order; the same for every session."""

@@ -688,10 +688,10 @@ class _Session:
             )
             self.trace.note(self.steps, done=self.subgoals[i].name)
 
-    def _recheck_writes(self, unjudged: Sequence[JSON] = ()) -> None:
+    def _recheck_writes(self, unjudged: frozenset[int] = frozenset()) -> None:
         """Undo the write subgoals whose record is no longer in the store (a damaging tool took it).
 
-        ``unjudged``: records stored but not judged yet, which cannot keep a subgoal done."""
+        ``unjudged``: the ids of records stored but not judged yet, which cannot keep a subgoal done."""
         for i, goal in enumerate(self.subgoals):
             if self.done_at[i] is None:
                 continue
@@ -700,7 +700,7 @@ class _Session:
                 satisfies(goal, o, record_arguments(CATALOGUE[o.tool], record))
                 for o in writes
                 for record in CATALOGUE[o.tool].stored(self.world)
-                if not any(record is new for new in unjudged)
+                if id(record) not in unjudged
             ):
                 self.done_at[i] = None
                 self.trace.note(self.steps, undone=goal.name)
@@ -717,9 +717,10 @@ class _Session:
         if n <= len(records) and (n == 0 or records[n - 1] is seen[-1]):
             fresh = records[n:]  # the usual case: the store only grew since the last look
         else:  # what is new is what was never judged (the objects: positions were reused)
-            fresh = [r for r in records if not any(r is old for old in seen)]
-            seen[:] = [r for r in records if any(r is old for old in seen)]
-            self._recheck_writes(fresh)
+            judged = {id(r) for r in seen}  # ``seen`` holds them, so no id is reused meanwhile
+            fresh = [r for r in records if id(r) not in judged]
+            seen[:] = [r for r in records if id(r) in judged]
+            self._recheck_writes(frozenset(id(r) for r in fresh))
         for record in fresh:
             verdict, i = judge_record(self.subgoals, self._done(), spec.name, record)
             if verdict == "done" and i is not None:
