@@ -35,6 +35,7 @@ import click
 
 from harness.errors import UserError
 from harness.probe.harvest import STACKS
+from harness.probe.outcomes import RESULT
 from harness.probe.runner import DEFAULT_JOBS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT
 from harness.probe.session import URL_SCHEMES
 from harness.probe.steps import ToolCase
@@ -194,13 +195,16 @@ def write_harvest_file(report: Report, path: Path, name: str | None, stack: str)
         raise UserError(f"--harvest {path}: cannot write: {exc.strerror or exc}") from None
     said = f"harness: harvest: {count} errors from {server} written to {path}"
     if report.calls:
+        kept = {i for i, (c, o) in enumerate(report.calls, 1) if c.expect_error and o.label == RESULT}
         quiet = [
             f"#{i} {c.tool} ({o.label})"
             for i, (c, o) in enumerate(report.calls, 1)
-            if not o.label.startswith(ERROR_LABELS)
+            if not o.label.startswith(ERROR_LABELS) and i not in kept
         ]
-        provoked = len(report.calls) - len(quiet)
+        provoked = len(report.calls) - len(quiet) - len(kept)
         said += f"; {provoked} of {len(report.calls)} extra calls got an error"
+        if kept:
+            said += f", {len(kept)} an ordinary result kept as made to fail (expect_error)"
         if quiet:
             said += f", not: {', '.join(quiet)}"
     click.echo(said, err=True)

@@ -19,6 +19,11 @@ their own (handshake era, the latest version)::
     tool = "read_file"
     arguments_json = '{"path": null}'   # instead of arguments: what TOML cannot say (null)
 
+    [[calls]]
+    tool = "query"
+    arguments = { sql = "SELECT * FROM nowhere" }
+    expect_error = true   # the call is meant to fail: keep its text even as an ordinary result
+
 :func:`harvest_line` turns a record into one line of the harvest file, whose keys are exactly
 :data:`HARVEST_KEYS`. This module only records what came back; reading the texts is left to
 whoever reads the file (``docs/corpus.md``).
@@ -41,6 +46,10 @@ IS_ERROR = "isError"
 """The channel of a ``tools/call`` result with ``isError: true``."""
 JSONRPC = "jsonrpc"
 """The channel of a JSON-RPC error response."""
+RESULT = "result"
+"""The channel of an ordinary ``tools/call`` result (no ``isError: true``) to a call made to fail
+(``expect_error``): real servers report failures this way too, and an agent that trusts
+``isError`` takes them for answers."""
 
 STACKS: tuple[str, ...] = ("typescript-sdk", "python-sdk", "fastmcp", "go", "other")
 """The implementation stacks a harvested server may be filed under (``--stack``)."""
@@ -143,15 +152,29 @@ def write_harvest(path: Path, lines: Iterable[Mapping[str, Any]]) -> int:
 
 @dataclass(frozen=True)
 class ExtraCall:
-    """One ``[[calls]]`` table: a tool, the arguments to send, and how long to wait (None: the
-    probe's ``--timeout``)."""
+    """One ``[[calls]]`` table: a tool, the arguments to send, how long to wait (None: the
+    probe's ``--timeout``), and whether the call is made to fail (``expect_error``: its result
+    text is kept whatever ``isError`` says)."""
 
     tool: str
     arguments: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
+    expect_error: bool = False
 
 
-CALL_KEYS = frozenset({"tool", "arguments", "arguments_json", "timeout"})
+CALL_KEYS = frozenset({"tool", "arguments", "arguments_json", "timeout", "expect_error"})
+
+
+def result_record(call: ExtraCall, reply: Mapping[str, Any]) -> HarvestRecord | None:
+    """The record of an ordinary result to a call made to fail (channel ``result``); None when
+    the call does not expect an error or the reply is no ordinary result (an ``isError`` result
+    or a JSON-RPC error is recorded as such by :func:`record_of`)."""
+    result = reply.get("result")
+    if not call.expect_error or "error" in reply or not isinstance(result, dict):
+        return None
+    if result.get("isError") is True:
+        return None
+    return HarvestRecord(call.tool, call.arguments, RESULT, None, content_text(result.get("content")))
 
 
 def load_calls(path: Path) -> tuple[ExtraCall, ...]:
@@ -194,6 +217,9 @@ def _call(path: Path, index: int, table: object) -> ExtraCall:
             raise UserError(f"{where}: 'arguments_json' must be a JSON object in a string")
     if not isinstance(arguments, dict):
         raise UserError(f"{where}: 'arguments' must be a table")
+    expect_error = table.get("expect_error", False)
+    if not isinstance(expect_error, bool):
+        raise UserError(f"{where}: 'expect_error' must be true or false")
     timeout = table.get("timeout")
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
@@ -204,4 +230,4 @@ def _call(path: Path, index: int, table: object) -> ExtraCall:
         json.dumps(arguments, allow_nan=False)
     except (TypeError, ValueError):
         raise UserError(f"{where}: 'arguments' holds a value JSON cannot carry (a TOML date?)") from None
-    return ExtraCall(tool, arguments, float(timeout) if timeout is not None else None)
+    return ExtraCall(tool, arguments, float(timeout) if timeout is not None else None, expect_error)

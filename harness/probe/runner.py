@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.probe.harvest import ExtraCall, HarvestRecord
+from harness.probe.harvest import ExtraCall, HarvestRecord, result_record
 from harness.probe.outcomes import (
     DISCOVERED,
     ECHO,
@@ -216,6 +216,10 @@ def run_calls(config: ProbeConfig) -> tuple[list[HarvestRecord], list[tuple[Extr
                 reply = session.request("tools/call", {"name": call.tool, "arguments": call.arguments})
             finally:
                 session.timeout = config.timeout
+            if reply.message is not None:
+                kept = result_record(call, reply.message)
+                if kept is not None:
+                    session.harvested.append(kept)
             said.append((call, outcome_of(reply, call.tool)))
     finally:
         if session is not None:

@@ -20,11 +20,13 @@ from harness.probe.harvest import (
     HARVEST_KEYS,
     IS_ERROR,
     JSONRPC,
+    RESULT,
     STACKS,
     ExtraCall,
     HarvestRecord,
     load_calls,
     record_of,
+    result_record,
 )
 from harness.probe.steps import UNKNOWN_TOOL
 
@@ -145,6 +147,24 @@ class TestCalls:
         ]
         assert err.endswith("; 2 of 3 extra calls got an error, not: #3 add (result)\n")
 
+    def test_a_call_made_to_fail_keeps_an_ordinary_result_on_the_result_channel(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        calls, out = tmp_path / "calls.toml", tmp_path / "demo.jsonl"
+        calls.write_text(CALLS.replace("timeout = 10", "timeout = 10\nexpect_error = true"), encoding="utf-8")
+        _, err = _run(["probe", "--harvest", str(out), "--calls", str(calls), "--", *DEMO], capsys)
+        last = _harvest(out)[-1]
+        assert (last["tool"], last["arguments"], last["channel"], last["code"]) == (
+            "add",
+            {"x": 1, "y": 2},
+            RESULT,
+            None,
+        )
+        assert last["text"] == "3"
+        assert err.endswith(
+            "; 2 of 3 extra calls got an error, 1 an ordinary result kept as made to fail (expect_error)\n"
+        )
+
     def test_calls_need_the_harvest(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         calls = tmp_path / "calls.toml"
         calls.write_text(CALLS, encoding="utf-8")
@@ -181,6 +201,7 @@ class TestLoadCalls:
             ('[[calls]]\ntool = "a"\narguments = {}\narguments_json = "{}"\n', "not both"),
             ('[[calls]]\ntool = "a"\narguments_json = "[1]"\n', "must be a JSON object in a string"),
             ('[[calls]]\ntool = "a"\ntimeout = 0\n', "'timeout' must be a positive number"),
+            ('[[calls]]\ntool = "a"\nexpect_error = "yes"\n', "'expect_error' must be true or false"),
             ('[[calls]]\ntool = "a"\narguments = { day = 2025-03-14 }\n', "a value JSON cannot carry"),
             ('tool = "a"\n', "unknown key 'tool' (only [[calls]] tables)"),
             ("[[calls]\n", "not TOML"),
@@ -226,6 +247,22 @@ class TestRecordOf:
     def test_a_success_is_no_error(self) -> None:
         reply = {"jsonrpc": "2.0", "id": 3, "result": {"content": [], "isError": False}}
         assert record_of(self.CALL, reply) is None
+
+    def test_an_ordinary_result_is_kept_only_for_a_call_made_to_fail(self) -> None:
+        reply = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {"content": [{"type": "text", "text": "no such table"}]},
+        }
+        made_to_fail = ExtraCall("t", {"a": 1}, expect_error=True)
+        assert result_record(made_to_fail, reply) == HarvestRecord(
+            "t", {"a": 1}, RESULT, None, "no such table"
+        )
+        assert result_record(ExtraCall("t", {"a": 1}), reply) is None
+        flagged = {"jsonrpc": "2.0", "id": 3, "result": {"content": [], "isError": True}}
+        assert result_record(made_to_fail, flagged) is None  # record_of keeps it, as isError
+        error = {"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": "failed"}}
+        assert result_record(made_to_fail, error) is None
 
     def test_the_stacks_of_the_corpus_are_offered(self) -> None:
         assert STACKS == ("typescript-sdk", "python-sdk", "fastmcp", "go", "other")
