@@ -9,15 +9,19 @@ word; then refusals (``permission``), failed connections and failing servers (``
 absent arguments, values the operation cannot take, things that do not exist, and last the weak
 signs of a bad value ("invalid", "must be"). A text that matches nothing is ``unknown``.
 
-Rules match the text with its wrappers peeled off (``_text.body``); where a rule could be fooled
-by a value the caller sent, it matches the text with quoted spans masked.
+Every category rule matches the *neutral* text (``_text.neutral``): wrappers peeled off, and
+every value masked (the caller's values, quoted spans, paths, file names, URLs, query strings),
+so a word inside a value never decides a category. A connection that never opened is
+``transient`` before anything else but a timeout is looked at: whatever else the text holds came
+from no server's answer. A refusal by policy ("is not allowed", "not permitted") is
+``permission``, unless the clause is about a value, a type or an argument.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from itertools import islice
 from typing import Any
 
@@ -41,7 +45,7 @@ TIMEOUT = _rx(
 RATE_LIMITED = _rx(
     r"\brate[ _-]?limit",
     r"too many requests",
-    r"\bquota\b[^\n]{0,30}\b(?:exceeded|exhausted|reached)",
+    r"\bquota\b[^\n]{0,30}\b(?:exceeded|exhausted|reached|used up|depleted)",
     r"\bthrottl",
     r"RESOURCE_EXHAUSTED",
     r"\bslow ?down\b",
@@ -72,6 +76,7 @@ PERMANENT = _rx(
     r"\b(?:is|are|has been|have been) disabled\b|\bfeature (?:is )?not enabled\b",
     r"\b(?:has|have) been (?:deprecated|decommissioned|retired|sunset|discontinued|shut down|removed)\b",
     r"\b(?:is|are|was|were) (?:deprecated|decommissioned|retired|discontinued)\b",
+    r"\b(?:method|endpoint|api|operation|function|version)\s+(?:is\s+|has been\s+)?deprecated\b",
     r"\b(?:is|are) no longer (?:supported|available|offered|served)\b",
 )
 RETIRED_VALUE = _rx(
@@ -93,7 +98,14 @@ PERMISSION = _rx(
     r"\bblocked by robots\.txt\b|\brobots\.txt\b[^\n]{0,60}\b(?:disallow|not allowed|forbid)",
     r"\b(?:do|does|did)(?: not|n't) have (?:the )?(?:required |necessary |sufficient )?"
     r"(?:permissions?|access|rights|privileges)\b",
-    r"\bnot accessible\b",
+    r"\bnot accessible\b|\brequires? (?:authentication|login|authorization)\b|\bnot logged in\b",
+    r"\bunauthenticated\b|\blogin required\b",
+    r"\bnot (?:in|on) (?:the )?(?:list of )?(?:allowed|permitted|approved)\b",
+    r"\bnot (?:in|on) (?:the )?(?:allow ?list|whitelist)\b",
+    r"\breadonly database\b|\bread-only (?:file ?system|transaction)\b",
+    r"\bno (?:api[ _-]?key|access token|auth(?:entication|orization)? token|credentials)\b",
+    r"(?-i:\b[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD)\b)[^\n]{0,40}"
+    r"\b(?:not set|is required|missing|must be set)\b",
 )
 TRANSIENT_SPECIFIC = _rx(
     r"\bECONNREFUSED\b|\bECONNRESET\b|\bENOTFOUND\b|\bEAI_AGAIN\b|\bEHOSTUNREACH\b|\bENETUNREACH\b",
@@ -106,8 +118,9 @@ TRANSIENT_SPECIFIC = _rx(
     r"all connection attempts failed|failed to establish a new connection|max retries exceeded",
     r"\b\w*ConnectError\b|\bConnectionError\b|\bsocket hang up\b|\bbroken pipe\b",
     r"\bservice (?:is )?(?:temporarily )?unavailable\b|\btemporarily unavailable\b",
-    r"\bserver is (?:busy|overloaded)\b",
-    r"\bdial tcp\b|\bconnection closed by\b|\bunexpected EOF\b",
+    r"\bserver is (?:busy|overloaded)\b|\bdatabase is locked\b|\bresource busy\b|\bEBUSY\b|\bEAGAIN\b",
+    r"\b(?:client|socket|connection) (?:is |was |has been )?closed\b|\bClientClosedError\b",
+    r"\bdial tcp\b|\bconnection closed by\b|\bunexpected EOF\b|:[ \t]*EOF[ \t]*(?:\n|$)",
     r"\bfailed to download\b|\bdownload failed\b",
     r"\b(?:could not|unable to|cannot|failed to) (?:connect|establish)",
     r"\b(?:try|retry) (?:again )?later\b|\bplease retry\b|\bretry (?:the|your) request\b",
@@ -118,6 +131,38 @@ TRANSIENT_SPECIFIC = _rx(
     r"\b(?:service|server|engine|backend|upstream|api|host)\b[^\n]{0,30}?"
     r"\b(?:unavailable|overloaded)\b|\boverloaded\b",
 )
+CONNECTION = _rx(
+    r"\bECONNREFUSED\b|\bENOTFOUND\b|\bEAI_AGAIN\b|\bEHOSTUNREACH\b|\bENETUNREACH\b|\bEAI_NONAME\b",
+    r"\bconnect(?:ion)? (?:was |has been )?refused\b|\bconnect: connection refused\b",
+    r"name or service not known|\bno such host\b|temporary failure in name resolution",
+    r"could not resolve (?:host|hostname|address)|\bgetaddrinfo\b|nodename nor servname",
+    r"\bnet::ERR_(?:CONNECTION_\w+|NAME_NOT_RESOLVED|ADDRESS_UNREACHABLE|INTERNET_DISCONNECTED|NETWORK_\w+)",
+    r"\b(?:network|host|server|service|endpoint|address|upstream|backend|destination)\b[^\n.;]{0,30}?"
+    r"\b(?:is |was )?(?:unreachable|not reachable)\b",
+    r"\bno route to host\b|all connection attempts failed|failed to establish a new connection",
+    r"\b(?:could not|couldn't|unable to|cannot|can't|failed to|fails to) (?:connect|reach|establish)\b",
+    r"\b\w*ConnectError\b|\bConnectionRefusedError\b|\bdial tcp\b",
+    r"\bis (?:offline|down)\b|\bno (?:network |internet )?connection\b",
+)
+"""A connection that never opened: no server answered, so nothing else in the text is a
+server's answer (checked before every rule but the timeout's)."""
+POLICY = re.compile(
+    r"\b(?:is|are|was|were|be)(?: not|n't) (?:allowed|permitted)\b|\bnot (?:allowed|permitted)\b"
+    r"|\bdisallowed\b|\bprohibited\b|\brefused by (?:the )?(?:policy|server|configuration)\b"
+    r"|\bblocked by (?:the )?(?:policy|configuration|administrator|admin|server)\b"
+    r"|\bpolicy (?:violation|denied)\b",
+    re.I,
+)
+_ABOUT_A_VALUE = re.compile(
+    r"\b(?:value|values|argument|arguments|parameter|parameters|property|properties|field|fields|option|"
+    r"type|types|format|character|characters|key|keys|input|enum|length|size|number)\b",
+    re.I,
+)
+_CLAUSE_BREAK = re.compile(r"[.;:!?](?=\s|$)|\n")
+UNAVAILABLE = _rx(
+    r"\b(?:is|are|was|were|currently|temporarily)\s+(?:not |un)available\b|\bnot available\b",
+)
+"""Something the call needs is not there right now: ``transient``, but without naming a failure."""
 TRANSIENT_VAGUE = _rx(
     r"\bfetch failed\b",
     r"\bconnection (?:issue|problem|error|failure|failed)\b",
@@ -137,8 +182,11 @@ MISSING = _rx(
 BAD_STRONG = _rx(
     r"\bUnsupportedProtocol\b|\bmissing an? ['\"]?https?",
     r"\bcannot (?:specify|use|set|pass|combine) both\b|\bmutually exclusive\b|\bonly one of\b",
-    r"\balready exists?\b|\bEEXIST\b",
+    r"\balready exists?\b|\bEEXIST\b|\bduplicate (?:key|entry|value)\b",
+    r"\b(?:unique|primary key|foreign key|check|not null) constraint\b|\bconstraint (?:violation|failed)\b",
     r"\bEISDIR\b|\bENOTDIR\b|\bis a directory\b|\bnot a directory\b|\bENAMETOOLONG\b|\bEINVAL\b",
+    r"\bENOTEMPTY\b|\bdirectory not empty\b|\bwrong number of arguments\b|\bWRONGTYPE\b",
+    r"\bexpecting (?:value|property name|',' delimiter|':' delimiter)\b|\bJSONDecodeError\b",
     r"\bsyntax error\b|\bparse error\b|\bparser error\b",
     r"\bonly [^\n]{1,60}? (?:are|is) (?:allowed|supported|permitted|accepted)\b",
     r"\b(?:cannot|can't|must not|may not) be (?:empty|blank|negative|zero|null)\b",
@@ -158,14 +206,15 @@ NOT_FOUND = _rx(
 )
 BAD_WEAK = _rx(
     r"\binvalid\b|\bmust be\b|\bshould be\b|\bexpected\b|\bmalformed\b|\bout of (?:range|bounds)\b",
-    r"\b(?:unable|could not|couldn't|cannot|can't|failed) to (?:parse|decode|convert|interpret|understand)\b",
+    r"\b(?:(?:unable|failed) to|could not|couldn't|cannot|can't) "
+    r"(?:parse|decode|convert|interpret|understand)\b",
     r"\bnot (?:a )?valid\b|\bnot an? (?:number|integer|string|boolean|array|object|list|url|date)\b",
     r"\btoo (?:long|short|large|small|big|many|few)\b|\bexceeds? (?:the )?(?:maximum|limit|max)\b",
     r"\bunknown (?:option|value|field|parameter|argument|key|property|enum|format|type|mode|unit)\b",
     r"\bunrecognized\b|\bunexpected (?:token|value|argument|keyword|character|type)\b|\bnot one of\b",
     r"\bcannot unmarshal\b|\binvalid character\b|\bbad request\b|\bwrong (?:type|format|value)\b",
     r"\bnot (?:allowed|accepted|supported) (?:value|type|format)\b",
-    r"\bunsupported (?:value|type|format|protocol|scheme)\b",
+    r"\bunsupported (?:\w+ )?(?:value|type|format|protocol|scheme|kind|mode)\b",
 )
 NOT_FOUND_WEAK = _rx(
     r"\bno \w+(?: \w+)? (?:was |were )?found\b", r"\bunknown (?:entity|file|table|column|user|branch)\b"
@@ -183,9 +232,10 @@ _HTTP_STATUS = re.compile(
     r"|\btoo many (?P<d>[1-5]\d\d) (?:error )?responses\b",
     re.I,
 )
-_LEADING_STATUS = re.compile(r"(?m)^[ \t]*(?P<a>[45]\d\d)[ \t]+(?=[A-Z{\[])")
+_LEADING_STATUS = re.compile(r"(?m)^[ \t]*(?P<a>[45]\d\d)(?:[ \t]+(?=[A-Z{\[])|,[ \t]*message=)")
 """A line that opens with a 4xx or 5xx status and goes on in words ("429 Quota exceeded ...",
-"403 {...}"), as client libraries prefix a server's message with its status."""
+"403 {...}", aiohttp's "404, message='Not Found'"), as client libraries prefix a server's
+message with its status."""
 _STATUS_CATEGORY = {
     400: "bad_argument",
     401: "permission",
@@ -231,7 +281,6 @@ _GRPC_CATEGORY = {
     "RESOURCE_EXHAUSTED": "rate_limited",
 }
 _PERMISSION_STATUS = (401, 403, 407)
-_URL = re.compile(r"\b[a-z][\w+.-]{0,20}://[^\s'\"`<>]{1,2000}", re.I)
 
 
 def status(text: str) -> int | None:
@@ -251,43 +300,73 @@ def grpc_status(text: str) -> str | None:
     return None
 
 
-def category(text: str, masked: str) -> tuple[str, bool]:
+_NOT_SUPPORTED = re.compile(r"not (?:supported|implemented)|unsupported operation", re.I)
+
+
+def _about_a_value(text: str, at: int) -> bool:
+    """Is the clause that ends at ``at`` about a value, a type, a format or an argument?"""
+    clause = _CLAUSE_BREAK.split(text[max(0, at - 80) : at])[-1]
+    return bool(_ABOUT_A_VALUE.search(clause))
+
+
+def policy_refusal(text: str) -> bool:
+    """Does the (neutral) text refuse by policy ("X is not allowed"), not over a value or type?"""
+    for m in POLICY.finditer(text):
+        before = text[max(0, m.start() - 80) : m.start()]
+        clause = _CLAUSE_BREAK.split(before)[-1]
+        after = text[m.end() : m.end() + 12]
+        if not _ABOUT_A_VALUE.search(clause) and not _ABOUT_A_VALUE.match(after.strip()):
+            return True
+    return False
+
+
+def category(words: str, own: str, neutral: str) -> tuple[str, bool]:
     """The category of a prose text, and whether the evidence is specific (for ``transient``:
-    a named failure, against a bare "fetch failed")."""
+    a named failure, against a bare "fetch failed"). ``neutral`` is the text with every value
+    masked (every rule reads it); ``own`` with only the caller's values masked (for an unknown
+    tool named, quoted, in the first line); ``words`` as written (for a host name with a space
+    in it, which is the caller's mistake whatever else the text says)."""
+    text = neutral
     if TIMEOUT.search(text):
         return "timeout", True
-    if RATE_LIMITED.search(_URL.sub(" ", text)):
+    if CONNECTION.search(text):
+        if _RESOLVE_FAIL.search(words) and any(" " in m["url"] for m in _BAD_URL.finditer(words)):
+            return "bad_argument", True  # a host with a space in it was never going to resolve
+        return "transient", True
+    if RATE_LIMITED.search(text):
         return "rate_limited", True
-    if UNKNOWN_TOOL.search(masked) or UNKNOWN_TOOL.search(text.split("\n", 1)[0]):
+    if UNKNOWN_TOOL.search(text) or UNKNOWN_TOOL.search(own.split("\n", 1)[0]):
         return "unknown_tool", True
     code = status(text)
     if code in _PERMISSION_STATUS:
         return "permission", True
-    if RETIRED_VALUE.search(masked):
+    if RETIRED_VALUE.search(text):
         return "bad_argument", True
-    if PERMANENT.search(masked):
+    if m := PERMANENT.search(text):
+        if _NOT_SUPPORTED.match(m.group()) and _about_a_value(text, m.start()):
+            return "bad_argument", True  # "file type .exe is not supported": the value, not the call
         return "permanent", True
     if code is not None and code in _STATUS_CATEGORY:
         return _STATUS_CATEGORY[code], True
     if rpc := grpc_status(text):
         return rpc, True
-    if PERMISSION.search(text):
+    if PERMISSION.search(text) or policy_refusal(text):
         return "permission", True
     specific = TRANSIENT_SPECIFIC.search(text)
     if specific or TRANSIENT_VAGUE.search(text):
-        if _RESOLVE_FAIL.search(text) and any(" " in m["url"] for m in _BAD_URL.finditer(text)):
-            return "bad_argument", True  # a host with a space in it was never going to resolve
         return "transient", bool(specific)
-    if MISSING.search(masked):
+    if MISSING.search(text):
         return "missing_argument", True
-    if BAD_STRONG.search(masked):
+    if BAD_STRONG.search(text):
         return "bad_argument", True
-    if NOT_FOUND.search(masked):
+    if NOT_FOUND.search(text):
         return "not_found", True
-    if BAD_WEAK.search(masked):
+    if BAD_WEAK.search(text):
         return "bad_argument", True
-    if NOT_FOUND_WEAK.search(masked):
+    if NOT_FOUND_WEAK.search(text):
         return "not_found", True
+    if UNAVAILABLE.search(text):
+        return "transient", False
     if code is not None and code >= 400:
         return "transient" if code >= 500 else "bad_argument", True
     return "unknown", False
@@ -300,6 +379,10 @@ MAX_KEYS = 100
 """Only the first this many of a call's argument names are compared with the text."""
 
 _NAME = r"[A-Za-z_$][\w$-]*(?:\[\d+\]|\.[A-Za-z_$][\w$-]*)*"
+_COMPOUND = r"[a-z_$][\w$]*(?:[_.-][A-Za-z0-9_$]+|[A-Z][A-Za-z0-9_$]*)+"
+"""An identifier no English word is: snake_case, camelCase, kebab-case or a dotted path."""
+_WHOLE = r"(?<![\w$.\[\]-])"
+"""Where a name starts: not inside another (``page-size``, ``options.limit`` are read whole)."""
 _STRONG_ARGUMENT = [
     re.compile(
         rf"\bmissing required (?:argument|parameter|field|property|input|option|key)s?\b"
@@ -311,16 +394,24 @@ _STRONG_ARGUMENT = [
         re.I,
     ),
     re.compile(
-        rf"\b(?:argument|parameter|field|property|option)\s+(?P<a>[a-z_$][\w$]*_[\w$]+|{_NAME}\[\d+\][\w.$\[\]]*)\b"
+        rf"\b(?:argument|parameter|field|property|option)\s+(?P<a>{_COMPOUND}|{_NAME}\[\d+\][\w.$\[\]]*)(?![\w$-])"
     ),
-    re.compile(rf"['\"`](?P<a>{_NAME})['\"`]\s+(?:argument|parameter|field|property|option)\b", re.I),
+    re.compile(rf"['\"`](?P<a>{_NAME})['\"`]\s+(?:argument|parameter|field|property|option|value)\b", re.I),
     re.compile(rf"\bvalues? (?:for|of) (?:argument |parameter |field )?['\"`]?(?P<a>{_NAME})", re.I),
     re.compile(rf"\bcannot (?:specify|use|set|pass|combine) both\s+['\"`]?(?P<a>{_NAME})", re.I),
+    re.compile(
+        rf"\beither\s+['\"`]?(?P<a>{_NAME})['\"`]?\s+or\s+['\"`]?{_NAME}['\"`]?\s+(?:must|is|are|should)\b",
+        re.I,
+    ),
     re.compile(
         rf"\b(?:invalid|bad|wrong|unsupported)\s+(?:\w+\s+)?for\s+(?:argument\s+|parameter\s+|field\s+)?['\"`]?(?P<a>{_NAME})",
         re.I,
     ),
     re.compile(rf"\bno (?:value|argument) (?:given|provided|supplied) for\s+['\"`]?(?P<a>{_NAME})", re.I),
+    re.compile(
+        rf"\bmissing (?:argument|parameter|field|property|input|option|key)s?\s*[:=]\s*['\"`]?(?P<a>{_NAME})",
+        re.I,
+    ),
     re.compile(rf"['\"`](?P<a>{_NAME})['\"`]\s+(?:is|are)\s+(?:required|missing|invalid|not allowed)", re.I),
 ]
 _PHRASE_REQUIRED = re.compile(
@@ -329,19 +420,24 @@ _PHRASE_REQUIRED = re.compile(
     re.I | re.M,
 )
 _LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
-_THE_NAME_PARAMETER = re.compile(
-    r"\bthe\s+(?P<a>[A-Za-z_$][\w$]*)\s+(?:parameter|argument|field|option)\b", re.I
-)
+_TRAILING_NOUN = re.compile(r"\s+(?:field|parameter|argument|property|option|value|input)$", re.I)
+""""The query field is required" names ``query``: the noun after it says what kind of name it is."""
+_THE_NAME_PARAMETER = re.compile(rf"\bthe\s+(?P<a>{_NAME})\s+(?:parameter|argument|field|option)\b", re.I)
 """"The runtime parameter of python3.7 ...": a name that counts only if it is one of the call's."""
 _MEDIUM_ARGUMENT = [
     re.compile(r"(?m)^invalid_(?P<a>[a-z][a-z0-9_]*)\s*:"),
-    re.compile(r"\binvalid\s+(?P<a>[A-Za-z_$][\w$]*)(?:\s+(?:format|value|name|string|type))?\s*[:.]", re.I),
+    re.compile(rf"\binvalid\s+(?P<a>{_NAME})(?:\s+(?:format|value|name|string|type))?\s*[:.]", re.I),
     re.compile(
-        r"\b(?:unable|failed|could not|cannot) to parse (?:input |the |provided )?(?P<a>[A-Za-z_$][\w$]*)",
+        rf"\b(?:unable|failed|could not|cannot) to parse (?:input |the |provided )?(?P<a>{_NAME})",
         re.I,
     ),
-    re.compile(r"\b(?P<a>[A-Za-z_$][\w$]*)\s+(?:must|should) (?:be|have|match|contain)\b", re.I),
-    re.compile(r"\b(?P<a>[A-Za-z_$][\w$]*)\s+already exists\b", re.I),
+    re.compile(rf"{_WHOLE}(?P<a>{_NAME})\s+(?:must|should) (?:be|have|match|contain)\b", re.I),
+    re.compile(rf"{_WHOLE}(?P<a>{_NAME})\s+already exists\b", re.I),
+    re.compile(
+        rf"{_WHOLE}(?P<a>{_NAME})\s+(?:is|was)\s+(?:invalid|not valid|malformed|empty|"
+        r"too (?:long|short|large|small|big))\b",
+        re.I,
+    ),
 ]
 _VAGUE_WORDS = {
     "value", "values", "input", "inputs", "argument", "arguments", "parameter", "parameters", "field",
@@ -377,6 +473,8 @@ def _resolve(phrase: str, keys: list[str]) -> str | None:
             return key
         if 1 < len(parts) == len(words) and _abbreviates(parts, words):
             return key
+    if " " not in phrase.strip():
+        return None  # an identifier is matched whole: ``start_date`` never stands for ``date``
     for key in keys:
         parts = _words(key)
         if parts and len(parts) < len(words) and words[-len(parts) :] == parts:
@@ -412,22 +510,27 @@ def argument(text: str, masked: str, category: str, arguments: Mapping[str, Any]
                 return _resolve(name, keys) or name
     if category == "missing_argument":
         for m in _PHRASE_REQUIRED.finditer(masked):
-            phrase = _LEADING_ARTICLE.sub("", m["p"].strip())
-            if phrase.lower() in _GENERIC_WORDS or not phrase:
-                continue
+            raw = _LEADING_ARTICLE.sub("", m["p"].strip())
+            phrase = _TRAILING_NOUN.sub("", raw)
+            if not phrase or (phrase == raw and phrase.lower() in _GENERIC_WORDS):
+                continue  # "The request is required" names nothing; "the query field" does
             return _resolve(phrase, keys) or _phrase_name(phrase)
     for m in _THE_NAME_PARAMETER.finditer(masked):
         if keys and (resolved := _resolve(m["a"], keys)):
             return resolved
-    for pattern in _MEDIUM_ARGUMENT:
+    for index, pattern in enumerate(_MEDIUM_ARGUMENT):
         for m in pattern.finditer(masked):
             name = m["a"]
             if name.lower() in _GENERIC_WORDS and name not in keys:
                 continue
-            if not keys:
-                return name if arguments is None or not arguments else None
             if resolved := _resolve(name, keys):
                 return resolved
+            if index == 0:
+                continue  # ``invalid_<name>:`` is an error code: it names one of the call's or none
+            if not keys or category == "missing_argument" or re.fullmatch(_COMPOUND, name):
+                # A missing argument is by its nature not among the call's; an identifier
+                # no English word is names an argument whoever sent it.
+                return name
     return _mentioned(masked, keys)
 
 
@@ -487,11 +590,20 @@ _EXPECTED_RULES: list[tuple[re.Pattern[str], str]] = [
         ),
         "protocol",
     ),
+    (
+        re.compile(
+            r"\beither\s+(?P<a>['\"`]?[\w.$-]+['\"`]?)\s+or\s+(?P<b>['\"`]?[\w.$-]+['\"`]?)\s+"
+            r"(?:must|should|is|are)\b",
+            re.I,
+        ),
+        "either",
+    ),
     (re.compile(r"\bdid you mean:?\s+(?P<x>[^?\n]{1,200})", re.I), "verbatim"),
     (re.compile(r"\bcandidate bindings:?\s+(?P<x>[^\n]{1,300})", re.I), "verbatim"),
     (
         re.compile(
-            r"\b(?:allowed|valid|supported|accepted|available|possible) (?:values?|options?|choices?)"
+            r"\b(?:allowed|valid|supported|accepted|available|possible) "
+            r"(?:values?|options?|choices?|types?|formats?|modes?|kinds?)"
             r"(?: are| is|:)\s*(?P<x>[^\n.;]{1,300})",
             re.I,
         ),
@@ -546,7 +658,9 @@ _NOT_A_NAME = re.compile(r"^(?:(?:the|a|an|new|newer|latest|current|recommended)
 _IN_PARENTHESES = re.compile(r"\((?P<x>[^()\s]{1,80})\)")
 _NOT_A_FORM = re.compile(r"^(?:provided|specified|given|supplied|set|present)\b", re.I)
 _CUT_EXPECTED = re.compile(
-    r"[,;]\s+(?:but |got |received |found |instead |not )|\s+(?:but|got|received|instead)\s+", re.I
+    r"[,;]\s+(?:but |got |received |found |instead |not )|\s+(?:but|got|received|instead)\s+"
+    r"|\s*\((?:got|received|found|was|but)\b",
+    re.I,
 )
 
 
@@ -573,6 +687,8 @@ def expected(text: str, category: str) -> str | None:
 def _expected_value(m: re.Match[str], how: str) -> str | None:
     if how == "both":
         return f"{m['a']} or {m['b']}, not both"
+    if how == "either":
+        return f"{m['a'].strip(chr(39) + chr(34) + '`')} or {m['b'].strip(chr(39) + chr(34) + '`')}"
     raw = m["x"].strip()
     if how == "protocol":
         return f"{raw} URL"
@@ -672,11 +788,19 @@ def retry_after(text: str, category: str) -> float | None:
 # ---------------------------------------------------------------------------- what to call
 
 
+_VERB = r"(?:call|invoke|run|execute|use|using|try|trigger|with|via)"
+_ADVERB = r"(?:(?:now|first|immediately|then|instead|please|also|just)\s+){0,2}"
 _INSTRUCTION = re.compile(
-    r"\b(?:call|invoke|run|execute|use|using|try|trigger)\s+(?:the\s+|a\s+)?(?:tool\s+|function\s+|command\s+)?"
-    r"['\"`]?(?P<name>[A-Za-z_][\w.\-]{0,100})['\"`]?(?:\s+(?:tool|function))?",
+    rf"\b(?P<verb>{_VERB})\s+{_ADVERB}(?:the\s+|a\s+)?(?:tool\s+|function\s+|command\s+)?"
+    r"['\"`]?(?P<name>[A-Za-z_][\w.\-]{0,100})['\"`]?(?P<noun>\s+(?:tool|function))?",
     re.I,
 )
+_NEGATED = re.compile(
+    r"\b(?:not|never|don't|do not|doesn't|mustn't|cannot|can't|without)\s+(?:\w+\s+)?$", re.I
+)
+_CALL_SYNTAX = re.compile(r"(?<![\w.$])(?P<name>[A-Za-z_][\w.\-]{0,100})\((?=[^()\n]{0,400}\))")
+_TOOL_KEYS = ("tool", "name", "function", "tool_name", "toolName", "method", "action")
+_ARGUMENT_KEYS = ("arguments", "args", "parameters", "params", "input", "kwargs")
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 _CAMEL = re.compile(r"^[a-z]+(?:[A-Z][a-z0-9]*)+$")
 _KWARG = re.compile(r"(?P<k>[A-Za-z_]\w*)\s*[=:]\s*(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s,)]+)")
@@ -684,17 +808,95 @@ _DECODER = json.JSONDecoder()
 
 
 def instruction(text: str, tools: Collection[str] | None) -> Instruction | None:
-    """The first call the text asks for: a known tool (or, with no tools given, a snake_case or
-    camelCase name) after call/invoke/run/execute/use, with the arguments written after it."""
+    """The first call the text asks for, wherever it asks: a tool named after call / invoke /
+    run / execute / use (``use the X tool``, ``with the X tool``), written as a call
+    (``X(a=1)``), or given as a JSON object (``{"tool": "X", "arguments": {...}}``). With
+    ``tools``, only a tool of the list counts, and any wording that names it so counts; without,
+    a snake_case or camelCase name after a verb or written as a call. A negated request ("do not
+    call X") asks for nothing."""
     known = set(tools) if tools is not None else None
+
+    def is_tool(name: str) -> bool:
+        if known is not None:
+            return name in known
+        return bool(_SNAKE.match(name) or _CAMEL.match(name))
+
+    found: list[tuple[int, Instruction]] = []
     for m in _INSTRUCTION.finditer(text):
         name = m["name"].rstrip(".-")
-        if known is not None:
-            if name not in known:
-                continue
-        elif not (_SNAKE.match(name) or _CAMEL.match(name)):
+        if m["verb"].lower() in ("with", "via") and not m["noun"]:
+            continue  # "with X" asks for nothing; "with the X tool" does
+        if not is_tool(name) or _NEGATED.search(text[max(0, m.start() - 30) : m.start()]):
             continue
-        return Instruction(name, _call_arguments(text[m.end() : m.end() + 2000]))
+        found.append((m.start(), Instruction(name, _call_arguments(text[m.end() : m.end() + 2000]))))
+        break
+    for m in _CALL_SYNTAX.finditer(text):
+        name = m["name"]
+        if is_tool(name) and not _NEGATED.search(text[max(0, m.start() - 30) : m.start()]):
+            found.append((m.start(), Instruction(name, _call_arguments(text[m.end() - 1 : m.end() + 2000]))))
+            break
+    if (json_call := _json_call(text, is_tool)) is not None:
+        found.append(json_call)
+    if known and not found:
+        found.extend(_asked_in_a_sentence(text, known))
+    return min(found, key=lambda f: f[0])[1] if found else None
+
+
+_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?![\s.!?;]|$))+(?:[.!?;]+|\n|$)")
+_DESCRIBED = re.compile(
+    r"\b(?:while|when|during|error|errors|failed|failure|exception|in|from)\s+(?:\w+ing\s+)?(?:the\s+)?"
+    r"(?:tool\s+|function\s+)?['\"`]?$",
+    re.I,
+)
+"""A tool named as where the failure happened ("error while running X", "failed in X"), not as
+the call to make."""
+_CUE = re.compile(
+    r"\b(?:call(?:s|ed|ing)?|invok\w*|run(?:s|ning)?|execut\w*|us(?:e|es|ed|ing)|trigger\w*|"
+    r"recover\w*|remed\w*|resolution|fix(?:es|ed)?|settl\w*|clear(?:s|ed)?|remov\w*|refresh\w*|"
+    r"requir\w*|needs?|first|before|action|exposed as)\b",
+    re.I,
+)
+
+
+def _asked_in_a_sentence(text: str, known: set[str]) -> list[tuple[int, Instruction]]:
+    """A tool of the session named in a sentence that asks for or recommends a call ("calling
+    X clears them", "X must be called first", "the supported recovery is X", "a call to X
+    removes them"), not negated: the first such, with the arguments written after its name."""
+    for sentence in _SENTENCE.finditer(text[:20_000]):
+        part = sentence.group()
+        if not _CUE.search(part):
+            continue
+        for m in re.finditer(r"[A-Za-z_][\w.\-]{0,100}", part):
+            name = m.group().rstrip(".-")
+            before = part[max(0, m.start() - 30) : m.start()]
+            if name not in known or _NEGATED.search(before) or _DESCRIBED.search(before):
+                continue
+            at = sentence.start() + m.end()
+            return [(sentence.start() + m.start(), Instruction(name, _call_arguments(text[at : at + 2000])))]
+    return []
+
+
+def _json_call(text: str, is_tool: Callable[[str], bool]) -> tuple[int, Instruction] | None:
+    """A JSON object in the text that names a tool and its arguments, and where it starts."""
+    position = 0
+    for _ in range(8):
+        start = text.find("{", position)
+        if start < 0:
+            return None
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            position = start + 1
+            continue
+        position = end
+        if not isinstance(value, dict):
+            continue
+        name = next((value[k] for k in _TOOL_KEYS if isinstance(value.get(k), str)), None)
+        if name is not None and is_tool(name):
+            arguments: dict[Any, Any] = next(
+                (value[k] for k in _ARGUMENT_KEYS if isinstance(value.get(k), dict)), {}
+            )
+            return start, Instruction(name, {str(k): v for k, v in arguments.items()})
     return None
 
 

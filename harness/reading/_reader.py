@@ -2,10 +2,12 @@
 
 Theory of operation. The text is cleaned (terminal codes out, cut to a bounded length) and its
 wrappers peeled off ("MCP error -32602:", "Error executing tool x:", ...); JSON inside it is
-decoded. If a validation library wrote it (``_validators``), the first issue it lists decides:
-missing or bad, its path, its valid form. Otherwise the prose rules (``_prose``) decide the
-category, and the argument, the valid form and the wait are looked for in the words. Every step
-is a precompiled pattern; nothing is searched without a bound, and nothing raises.
+decoded, and an error object is read by its message fields, not by the values beside them. If a
+validation library wrote it (``_validators``), the first issue it lists decides: missing or bad,
+its path, its valid form. Otherwise the prose rules (``_prose``) decide the category on the
+neutral text (every value masked: ``_text.neutral``), and the argument, the valid form and the
+wait are looked for in the words. Every step is a precompiled pattern; nothing is searched
+without a bound, and nothing raises.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from harness.reading import _prose
 from harness.reading._model import Reading
-from harness.reading._text import body, clean, embedded, mask_quotes
+from harness.reading._text import URL, body, clean, embedded, mask_quotes, mask_values, neutral
 from harness.reading._validators import issues
 
 _UNKNOWN = Reading()
@@ -48,11 +50,12 @@ def read(
     known = tools if tools is not None and not isinstance(tools, str) else None
     cleaned = clean(text)
     found = embedded(cleaned)
-    words = body(cleaned)
-    if found.strings:
-        words = words + "\n" + "\n".join(body(clean(s)) for s in found.strings)
+    words = body(found.read_as)
+    loose = [body(clean(s)) for s in found.strings if s not in found.read_as]
+    if loose:
+        words = words + "\n" + "\n".join(loose)
     masked = mask_quotes(words)
-    order = _prose.instruction(words, known)
+    order = _prose.instruction(body(cleaned) if found.read_as != cleaned else words, known)
 
     validation = issues(words, found.issue_lists)
     if validation:
@@ -74,13 +77,14 @@ def read(
             instruction=order,
         )
 
-    category, specific = _prose.category(words, masked)
+    own = mask_values(words, args)
+    category, specific = _prose.category(words, own, neutral(own))
     expected = _prose.expected(words, category)
     return Reading(
         category=category,
         argument=_prose.argument(words, masked, category, args),
         expected=expected,
-        retry_after_s=_prose.retry_after(words, category),
+        retry_after_s=_prose.retry_after(URL.sub(" ", words), category),
         actionable=_prose.actionable(words, category, specific, expected),
         instruction=order,
     )

@@ -443,6 +443,62 @@ def _go(text: str) -> list[Issue]:
     return [issue for _, issue in sorted(found, key=lambda pair: pair[0])]
 
 
+# ---------------------------------------------------------------------------- serde (Rust)
+
+_SERDE_MISSING = re.compile(r"\bmissing field `(?P<p>[^`\n]{1,200})`")
+_SERDE_UNKNOWN_FIELD = re.compile(
+    r"\bunknown field `(?P<p>[^`\n]{1,200})`(?:, expected (?P<x>[^\n]{1,300}))?"
+)
+_SERDE_INVALID = re.compile(
+    r"\binvalid (?:type|value|length): [^\n]{0,200}?, expected (?P<x>[^\n]{1,200}?)(?: at line \d+|$|\n)"
+)
+_SERDE_VARIANT = re.compile(r"\bunknown variant `(?P<v>[^`\n]{0,200})`, expected (?P<x>[^\n]{1,300})")
+
+
+def _serde_expected(raw: str | None) -> str | None:
+    """serde's "expected ..." in the reader's terms: ``one of `a`, `b``` as choices, a type as it is."""
+    if raw is None:
+        return None
+    raw = re.sub(r" at line \d+ column \d+$", "", raw.strip())
+    if raw.startswith(("one of", "`")):
+        items = re.findall(r"`([^`]*)`", raw)
+        return one_of(items) if items else None
+    return type_phrase(raw) or raw
+
+
+_NETWORKNT_MISSING = re.compile(r"\$\.(?P<p>[\w.\[\]$-]{1,200}): is missing but it is required")
+_NETWORKNT_REQUIRED = re.compile(r"\$: required property '(?P<p>[^'\n]{1,200})' not found")
+_NETWORKNT_TYPE = re.compile(r"\$\.(?P<p>[\w.\[\]$-]{1,200}): (?P<got>\w+) found, (?P<t>\w+) expected")
+
+
+def _networknt(text: str) -> list[Issue]:
+    """networknt's json-schema-validator (the Java SDK's): ``$.name: is missing but it is
+    required``, ``$: required property 'name' not found``, ``$.count: string found, integer
+    expected``."""
+    found: list[tuple[int, Issue]] = []
+    for pattern in (_NETWORKNT_MISSING, _NETWORKNT_REQUIRED):
+        for m in pattern.finditer(text):
+            found.append((m.start(), Issue(True, m["p"], None)))
+    for m in _NETWORKNT_TYPE.finditer(text):
+        found.append((m.start(), Issue(False, m["p"], m["t"])))
+    return [issue for _, issue in sorted(found, key=lambda pair: pair[0])]
+
+
+def _serde(text: str) -> list[Issue]:
+    """serde_json's messages, as Rust servers (rmcp) pass them on: ``missing field `path```,
+    ``unknown field `x`, expected one of ...``, ``invalid type: string "a", expected u32``."""
+    found: list[tuple[int, Issue]] = []
+    for m in _SERDE_MISSING.finditer(text):
+        found.append((m.start(), Issue(True, m["p"], None)))
+    for m in _SERDE_UNKNOWN_FIELD.finditer(text):
+        found.append((m.start(), Issue(False, m["p"], _serde_expected(m["x"]))))
+    for m in _SERDE_INVALID.finditer(text):
+        found.append((m.start(), Issue(False, None, _serde_expected(m["x"]))))
+    for m in _SERDE_VARIANT.finditer(text):
+        found.append((m.start(), Issue(False, None, _serde_expected(m["x"]))))
+    return [issue for _, issue in sorted(found, key=lambda pair: pair[0])]
+
+
 # ---------------------------------------------------------------------------- all of them
 
 
@@ -451,7 +507,14 @@ def issues(text: str, issue_lists: Sequence[list[Any]]) -> list[Issue]:
     any; ``issue_lists`` are issue arrays found as JSON in the text."""
     if found := _json_issues(issue_lists):
         return found
-    parsers: tuple[Callable[[str], list[Issue]], ...] = (_pydantic, _zod_lines, _jsonschema, _go)
+    parsers: tuple[Callable[[str], list[Issue]], ...] = (
+        _pydantic,
+        _zod_lines,
+        _jsonschema,
+        _go,
+        _serde,
+        _networknt,
+    )
     for parse in parsers:
         if found := parse(text):
             return found

@@ -289,30 +289,32 @@ from. Argument faults are not among them: a harvested text names another server'
 _CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "corpus"
 
 
-def _held_out(splits: str) -> set[str]:
+def _dev(splits: str) -> set[str]:
     import tomllib
 
-    return set(tomllib.loads((_CORPUS / splits).read_text(encoding="utf-8")).get("test", []))
+    return set(tomllib.loads((_CORPUS / splits).read_text(encoding="utf-8")).get("dev", []))
 
 
 @functools.lru_cache(maxsize=1)
 def harvested_texts() -> dict[str, tuple[str, ...]]:
-    """Category -> the texts real servers and libraries wrote for it, from the corpus's held-out
-    part only (docs/corpus.md): servers and providers the reader was never developed on. Read as
-    data files, so the simulator imports nothing of the fixtures."""
+    """Category -> the texts real servers and libraries wrote for it, from the corpus's ``dev``
+    split only (docs/corpus.md): servers and providers outside the reader's ``train`` split, but
+    looked at while it was written, so not held out. The ``heldout`` split is never used here:
+    it is evaluated once, not served as fault texts. Read as data files, so the simulator imports
+    nothing of the fixtures."""
     categories = {}
     for line in (_CORPUS / "annotations.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
             categories[row["id"]] = row["category"]
     out: dict[str, list[str]] = {}
-    servers = _held_out("splits.toml")
+    servers = _dev("splits.toml")
     for line in (_CORPUS / "messages.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
             if row["server"] in servers:
                 out.setdefault(categories[row["id"]], []).append(row["text"])
-    providers = _held_out("library_splits.toml")
+    providers = _dev("library_splits.toml")
     for line in (_CORPUS / "library_texts.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)

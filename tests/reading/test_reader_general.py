@@ -1,8 +1,10 @@
-"""The reader on error texts written here from how libraries and servers word their errors.
+"""The reader on error texts of the wordings libraries and servers use.
 
-None of these comes from the corpus or from the harness's simulator: each is the documented or
-well-known wording of a library (zod, pydantic, jsonschema, ajv, Go's encoding/json and mcp-go,
-httpx/requests/urllib3, Node's errno codes, DuckDB, git) or a common server phrase.
+Each is the documented or well-known wording of a library (zod, pydantic, jsonschema, ajv, Go's
+encoding/json and mcp-go, httpx/requests/urllib3, Node's errno codes, DuckDB, git) or a common
+server phrase. Some are copies or near-copies of the corpus's ``dev`` split (once called
+``test``, and wrongly called held out): their ids say so, with the corpus id (``[dev: id]``).
+None is from the ``heldout`` split, which no test reads.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
         "string",
     ),
     (
-        "zod enum issue in JSON",
+        "zod enum issue in JSON [dev: near server-github-8]",
         'MCP error -32603: [{"code":"invalid_enum_value","options":["open","closed","all"],"path":["state"],'
         "\"message\":\"Invalid enum value. Expected 'open' | 'closed' | 'all', received 'any'\"}]",
         {"state": "any"},
@@ -99,7 +101,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
     ),
     # jsonschema (Python) and ajv (JavaScript)
     (
-        "jsonschema required",
+        "jsonschema required [dev: mcp-server-sqlite-1]",
         "Input validation error: 'query' is a required property",
         {},
         "missing_argument",
@@ -107,7 +109,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
         None,
     ),
     (
-        "jsonschema type names no argument",
+        "jsonschema type names no argument [dev: mcp-server-sqlite-2]",
         "Input validation error: 12345 is not of type 'string'",
         {"query": 12345},
         "bad_argument",
@@ -128,7 +130,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
     # Go
     ("mcp-go required", 'required argument "uid" not found', {}, "missing_argument", "uid", None),
     (
-        "encoding/json",
+        "encoding/json [dev: near mcp-grafana-3]",
         "failed to unmarshal arguments: json: cannot unmarshal string into Go struct field "
         "ListParams.limit of type int",
         {"limit": "ten"},
@@ -137,7 +139,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
         "int",
     ),
     (
-        "Go dial error",
+        "Go dial error [dev: near mcp-grafana-2, -5]",
         'search dashboards: Get "http://127.0.0.1:3000/api/search": dial tcp 127.0.0.1:3000: connect: '
         "connection refused",
         {},
@@ -146,7 +148,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
         None,
     ),
     (
-        "Go resolver error",
+        "Go resolver error [dev: near mcp-grafana-13]",
         'Get "http://grafana.invalid/api/health": dial tcp: '
         "lookup grafana.invalid on 127.0.0.53:53: no such host",
         {},
@@ -211,7 +213,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
         '"name", "id"',
     ),
     (
-        "DuckDB parser",
+        "DuckDB parser [dev: near mcp-server-motherduck-5]",
         'Parser Error: syntax error at or near "SELEC"',
         {"sql": "SELEC 1"},
         "bad_argument",
@@ -221,7 +223,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
     ("Postgres relation", 'relation "invoices" does not exist', {}, "not_found", None, None),
     ("Postgres permission", "permission denied for table users", {}, "permission", None, None),
     (
-        "git pathspec",
+        "git pathspec [dev: near mcp-server-git-13]",
         "Cmd('git') failed due to: exit code(1)\n  cmdline: git checkout nope\n  stderr: 'error: pathspec "
         "'nope' did not match any file(s) known to git'",
         {"branch_name": "nope"},
@@ -229,7 +231,14 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
         None,
         None,
     ),
-    ("git ref", "Ref 'nope' did not resolve to an object", {}, "not_found", None, None),
+    (
+        "git ref [dev: near mcp-server-git-7]",
+        "Ref 'nope' did not resolve to an object",
+        {},
+        "not_found",
+        None,
+        None,
+    ),
     ("git branch exists", "fatal: a branch named 'main' already exists", {}, "bad_argument", None, None),
     # prose
     ("unknown tool", "Error: Unknown tool: foo", {}, "unknown_tool", None, None),
@@ -276,7 +285,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, str, str | None, str | None]]
     ),
     ("missing parameter", "Error: Missing required parameter: query", {}, "missing_argument", "query", None),
     (
-        "a phrase for a name",
+        "a phrase for a name [dev: near mcp-grafana-9]",
         "Start index is required",
         {"startIndex": None},
         "missing_argument",

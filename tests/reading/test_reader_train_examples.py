@@ -2,8 +2,9 @@
 
 The texts below are copied from ``harness/fixtures/data/corpus/messages.jsonl`` (train servers
 only), each with what its hand annotation says; the last test reads every train message and
-compares it with its annotation, field by field. The test split is never read here: it is the
-measurement (``harness read --evaluate --split test``, ``docs/reading.md``).
+compares it with its annotation, field by field. The dev split is measured, not pinned here
+(``harness read --evaluate --split dev``), and the held-out split is never read by a test
+(``docs/reading.md``).
 """
 
 from __future__ import annotations

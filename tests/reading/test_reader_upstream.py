@@ -3,7 +3,7 @@
 Every text here was written for this file from the general shapes the library texts' train
 split shows (``docs/corpus.md``, "Library texts") — a status a client library puts first, a gRPC
 status code, a retired endpoint, a throttled call — in words of its own: none is a text of either
-dataset, and none was taken from a held-out provider.
+dataset, and none was taken from a dev provider.
 """
 
 from __future__ import annotations

@@ -151,8 +151,12 @@ ROWS: list[tuple[str, list[str], str]] = [
     ("read: nothing to read", ["read"], "say what to read"),
     ("read: a line that is not JSON", ["read", "--jsonl", "{broken_json}"], "broken.json:1: not JSON"),
     ("read: missing jsonl file", ["read", "--jsonl", "{missing}/x.jsonl"], "no such file"),
-    ("read: misses of the test split", ["read", "--evaluate", "--split", "test", "--misses"], "held out"),
-    ("read: unknown split", ["read", "--evaluate", "--split", "dev"], "'--split'"),
+    (
+        "read: the split once called test",
+        ["read", "--evaluate", "--split", "test", "--misses"],
+        "is 'dev' now",
+    ),
+    ("read: unknown split", ["read", "--evaluate", "--split", "nope"], "not a split"),
 ]
 
 ERROR_PREFIXES = ("harness: error: ",)

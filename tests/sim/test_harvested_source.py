@@ -1,4 +1,4 @@
-"""The harvested source: a real server's own text, from the corpus's held-out part, for upstream faults."""
+"""The harvested source: a real server's own text, from the corpus's dev split, for upstream faults."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from harness.sim.sources import HARVESTED_CATEGORIES, fits, harvested_text, harv
 CORPUS = Path(__file__).resolve().parents[2] / "harness" / "fixtures" / "data" / "corpus"
 
 
-def test_harvested_texts_are_held_out_texts_of_the_kind_s_categories() -> None:
+def test_harvested_texts_are_dev_texts_of_the_kind_s_categories() -> None:
     rows = [json.loads(line) for line in (CORPUS / "messages.jsonl").read_text().splitlines() if line.strip()]
     train = {r["text"] for r in rows if r["server"] in ("server-filesystem", "server-memory")}
     for kind, categories in HARVESTED_CATEGORIES.items():
