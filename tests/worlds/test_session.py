@@ -170,7 +170,7 @@ def test_an_upstream_fault_on_a_world_tool_never_reaches_the_world_and_post_comm
 
 
 def test_agents_and_strategies_meet_one_fault_schedule_and_the_same_inputs_give_the_same_trace() -> None:
-    name = "agentdojo/workspace/user_task_13"
+    name = "agentdojo/slack/user_task_2"
     schedules = set()
     for agent in ("naive", "reader", "oracle"):
         for strategy in STRATEGIES:
