@@ -16,6 +16,7 @@ implicit fault, an RPC code without its message) leaves it to :meth:`guess`.
 
 from __future__ import annotations
 
+import ast
 import json
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
@@ -74,7 +75,9 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
 
 def looks_ok(obs: ToolResult) -> bool:
     """A usable result: text blocks only, and text that is whole: what starts as JSON (as every
-    catalogue tool answers) must parse; plain text (as many real servers answer) is taken as it is."""
+    catalogue tool answers) must parse, as JSON or as the Python literal a server that prints a
+    dict with ``str()`` writes (AgentDojo's tools do: ``{'message': '...'}``); plain text (as many
+    real servers answer) is taken as it is."""
     if not obs.content or any(b.get("type") != "text" for b in obs.content):
         return False
     text = obs.text.lstrip()
@@ -84,7 +87,10 @@ def looks_ok(obs: ToolResult) -> bool:
         try:
             json.loads(text)
         except ValueError:
-            return False
+            try:
+                ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return False
     return True
 
 
@@ -237,6 +243,19 @@ class ScriptedAgent(Agent):
         """What it tells the user it read: each read subgoal's result, as text."""
         return {name: obs.text for name, obs in self.answers.items()}
 
+    def report(self) -> str:
+        """What it tells the user in words as it finishes (``Finish.text``): the task's
+        ``plan_output`` once every call of its plan has answered (a model would write that answer
+        from what it read; docs/worlds.md), else only the texts it read. Empty for a task with no
+        ``plan_output``, as every simulated task is."""
+        if self.sg >= len(self.task.subgoals):
+            return self.task.plan_output
+        return "\n".join(obs.text for obs in self.answers.values())
+
+    def finish(self) -> Finish:
+        """Tell the user the task is done: the answers read, and the report in words."""
+        return Finish(answer=self.answer(), text=self.report())
+
     @property
     def rng(self) -> np.random.Generator:
         """The episode's generator, built on first use (building one costs ~10 us; most
@@ -377,7 +396,7 @@ class ScriptedAgent(Agent):
     def advance(self) -> Action:
         self.sg += 1
         if self.sg >= len(self.task.subgoals):
-            return Finish(answer=self.answer())
+            return self.finish()
         self._new_subgoal()
         return self.start()
 

@@ -18,7 +18,6 @@ from typing import Any, ClassVar, Protocol
 from harness.sim.agent import (
     Action,
     CallTool,
-    Finish,
     GiveUp,
     ListTools,
     Observation,
@@ -97,7 +96,7 @@ class OracleAgent(ScriptedAgent):
                     self.answers[self.subgoal.name] = observation
                 self.sg += 1
         if self.sg >= len(self.task.subgoals):
-            return Finish(answer=self.answer())
+            return self.finish()
         return self._plan(view)
 
     def _plan(self, view: OracleView) -> Action:

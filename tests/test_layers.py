@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.protocol",),
     ("harness.transports",),
     ("harness.sim",),
+    ("harness.worlds",),
     ("harness.llm",),
     ("harness.batch",),
     ("harness.report",),

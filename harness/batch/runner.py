@@ -331,7 +331,8 @@ def git_sha() -> str:
 
 def package_versions() -> dict[str, str]:
     out = {}
-    for name in ("numpy", "pandas", "pyarrow", "scipy", "orjson", "msgspec", "dask", "distributed", "mcp"):
+    for name in ("numpy", "pandas", "pyarrow", "scipy", "orjson", "msgspec", "dask", "distributed", "mcp",
+                 "agentdojo"):  # fmt: skip
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

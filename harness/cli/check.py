@@ -32,14 +32,19 @@ from harness.errors import UserError
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per scenario, one per line.")
 def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
-    """Lint SCENARIOS (shipped names or .toml paths; default: every shipped one) and check that
-    the oracle can solve each. Exit 1 when one does not load or is unsolvable."""
+    """Lint SCENARIOS (shipped names, .toml paths or world tasks such as agentdojo/banking;
+    default: every shipped one) and check that the oracle can solve each. Exit 1 when one does
+    not load or is unsolvable."""
     from harness.sim.scenario import list_scenarios, load_scenario
     from harness.sim.served import has_server_table, load_served
     from harness.sim.session import oracle_check
+    from harness.worlds import is_world_name
 
     failed = 0
     for spec in scenarios or tuple(list_scenarios()):
+        if is_world_name(spec):  # every task it names, judged by the world's own check
+            failed += _check_world(spec, seeds, as_json)
+            continue
         if spec.endswith(".toml") and has_server_table(spec):
             try:
                 load_served(spec)
@@ -73,7 +78,30 @@ def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
     return 1 if failed else 0
 
 
-_LABELS = {"ok": "ok", "served": "ok", "baseline_unsolvable": "warning"}
+def _check_world(spec: str, seeds: int, as_json: bool) -> int:
+    """Each world task ``spec`` names: can the oracle, following its plan, get the world's judge
+    to say yes, with its faults and without? The lines failing ones say why; the count of those."""
+    from harness.worlds.scenario import load_world, world_names
+    from harness.worlds.session import world_check
+
+    failed = 0
+    for name in world_names(spec):
+        scenario = load_world(name)
+        solved = world_check(scenario, range(seeds))
+        baseline = world_check(scenario, range(seeds), faults=False)
+        if not baseline.solved:
+            failed += 1
+            status, line = "unsolvable", baseline.line(name)
+        elif not solved.solved:
+            status, line = "faults_unsolvable", solved.line(name) + " (its faults make it so)"
+        else:
+            status = "ok"
+            line = f"{name}: solvable: following its plan, the oracle gets the world's judge to say yes"
+        _say(as_json, {"scenario": name, "status": status, "line": line, "undone": list(baseline.undone)})
+    return failed
+
+
+_LABELS = {"ok": "ok", "served": "ok", "baseline_unsolvable": "warning", "faults_unsolvable": "warning"}
 """The line's first word per status; any other status (broken, unsolvable) is FAIL."""
 
 

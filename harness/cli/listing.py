@@ -9,7 +9,9 @@ from the code (:data:`harness.sim.catalogue.CATALOGUE`,
 
 ``--json`` prints the same as one JSON object whose keys are ``scenarios``, ``agents``,
 ``strategies``, ``families``, ``tools`` and ``faults`` -- all six, or only ``tools``/``faults``
-when those flags select them. Tables are left to wrap at the terminal's width.
+when those flags select them -- then ``agent_knobs`` and ``worlds`` (each world scenario,
+``agentdojo/<suite>/<task>``, and its task's prompt; empty without the ``[worlds]`` extra).
+Tables are left to wrap at the terminal's width.
 """
 
 from __future__ import annotations
@@ -89,6 +91,20 @@ def faults_json() -> dict[str, Any]:
         }
         for name, kind in FAULT_KIND_TABLE.items()
     }
+
+
+def worlds_json() -> dict[str, str]:
+    """Every world scenario (``agentdojo/<suite>/<task>``) and its task's prompt; none, and one
+    line on stderr saying what to install, where the ``[worlds]`` extra is not installed."""
+    from harness.worlds.agentdojo import missing
+
+    why = missing()
+    if why is not None:
+        click.echo(f"harness list: {why}", err=True)
+        return {}
+    from harness.worlds.scenario import list_world_scenarios, summary
+
+    return {name: summary(name) for name in list_world_scenarios()}
 
 
 def qualities_json() -> dict[str, Any]:
@@ -190,6 +206,7 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
         from harness.sim.registry import agent_class, list_agents
 
         out["agent_knobs"] = {name: agent_class(name).describe_knobs() for name in list_agents()}
+        out["worlds"] = worlds_json()
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
@@ -197,7 +214,7 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
     from rich.table import Table
 
     console = Console(markup=False)  # the texts are the code's, square brackets and all
-    for title in ("scenarios", "agents", "strategies", "families"):
+    for title in ("scenarios", "agents", "strategies", "families", "worlds"):
         if title in out:
             table = Table(title=title, title_justify="left")
             table.add_column("name", style="bold")

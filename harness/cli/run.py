@@ -52,9 +52,10 @@ def build_grid(
     workers as :func:`harness.sim.family.family_source` strings, not as files.
     """
     from harness.protocol import STRATEGIES
-    from harness.sim.family import family_source, load_family, load_source, sample
+    from harness.sim.family import family_source, load_family, sample
     from harness.sim.registry import agent_class, check_agent_params, list_agents
     from harness.sim.scenario import list_scenarios, load_scenario
+    from harness.worlds import is_world_name
 
     sources: dict[str, str] = {}
     names: list[str] = []
@@ -67,8 +68,17 @@ def build_grid(
             names.append(name)
             sources[name] = family_source(fam, count, family_seed, index)
     for spec in given_names(scenarios, "SCENARIOS") or (() if family_names else tuple(list_scenarios())):
+        if is_world_name(spec):  # a world's tasks (harness.worlds): named, not loaded, here
+            from harness.worlds.scenario import world_names, world_source
+
+            for name in world_names(spec):
+                if name in sources:
+                    raise UserError(f"{spec}: world scenario {name} is named twice")
+                names.append(name)
+                sources[name] = world_source(name)
+            continue
         if not spec.endswith(".toml") and spec not in list_scenarios():
-            raise unknown_name("scenario", spec, list_scenarios())
+            raise unknown_name("scenario", spec, [*list_scenarios(), "agentdojo/<suite>[/<task>]"])
         scenario = load_scenario(spec)
         names.append(scenario.name)
         if spec != scenario.name:
@@ -93,7 +103,9 @@ def build_grid(
         raise UserError("--seeds must be at least 1")
     sweeps = parse_sets(sets)
     if sweeps:
-        probe = load_source(sources.get(names[0], names[0]), ())
+        from harness.worlds.scenario import load_source as load_any
+
+        probe = load_any(sources.get(names[0], names[0]), ())
         for key, values in sweeps:
             for v in values:
                 if key.startswith("agent."):  # an agent knob: every agent of the grid must take it
@@ -116,6 +128,7 @@ def unsolvable(grid: Grid, sources: tuple[tuple[str, str], ...]) -> list[str]:
 
     from harness.sim.family import load_source
     from harness.sim.session import ORACLE_SEEDS, oracle_check
+    from harness.worlds import is_world_source
 
     where = dict(sources)
     swept = [(k, v) for k, v in grid.sweeps if not k.startswith("agent.")]
@@ -124,7 +137,17 @@ def unsolvable(grid: Grid, sources: tuple[tuple[str, str], ...]) -> list[str]:
     for name in grid.scenarios:
         for values in itertools.product(*(v for _, v in swept)):
             params = tuple(zip((k for k, _ in swept), values, strict=True))
-            check = oracle_check(load_source(where.get(name, name), params), seeds)
+            source = where.get(name, name)
+            if is_world_source(source):  # the oracle follows the plan; the world's judge decides
+                from harness.worlds.scenario import WorldScenario
+                from harness.worlds.scenario import load_source as load_world_source
+                from harness.worlds.session import world_check
+
+                world = load_world_source(source, params)
+                assert isinstance(world, WorldScenario)
+                check = world_check(world, seeds)
+            else:
+                check = oracle_check(load_source(source, params), seeds)
             if not check.solved:
                 at = " ".join(f"{k}={v}" for k, v in params)
                 lines.append(check.line(f"{name} ({at})" if at else name))
@@ -596,6 +619,9 @@ def command(
         # sampled scenarios are drawn again in each worker, from the family file
         options = dataclasses.replace(options, loader=LOADER)
     options = served_options(options)  # a served scenario's sessions start its real server
+    from harness.worlds import world_options
+
+    options = world_options(options)  # a world scenario's sessions are judged by the world
     if dry_run:
         if resume:
             raise UserError("--dry-run describes a new run: drop --resume")
@@ -617,7 +643,10 @@ def command(
     assert out is not None
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
     where = f"{executor}, {scheduler}" if scheduler else executor
-    if not resume and not _given(ctx, "executor") and options.session_fn == DEFAULT_SESSION_FN:
+    from harness.worlds import SESSION_FN as WORLD_SESSION_FN
+
+    in_process = options.session_fn in (DEFAULT_SESSION_FN, WORLD_SESSION_FN)  # not a real server's
+    if not resume and not _given(ctx, "executor") and in_process:
         scripted = len(grid) // len(grid.agents) * sum(not calls_a_model(a) for a in grid.agents)
         executor, why = default_executor(scripted, workers or os.cpu_count() or 1)
         if why:
@@ -734,11 +763,17 @@ def _refuse_another_grid(
     """A resume finishes the grid the run started with; an option that would change it is refused."""
     from harness.sim.registry import agent_class
     from harness.sim.scenario import list_scenarios, load_scenario
+    from harness.worlds import is_world_name
 
     differ: list[str] = []
     if given["scenarios"]:
         names = []
         for spec in split_names(scenarios):
+            if is_world_name(spec):
+                from harness.worlds.scenario import world_names
+
+                names += world_names(spec)
+                continue
             if not spec.endswith(".toml") and spec not in list_scenarios() and spec not in grid.scenarios:
                 raise unknown_name("scenario", spec, list_scenarios())
             names.append(load_scenario(spec).name if spec.endswith(".toml") else spec)

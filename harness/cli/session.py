@@ -96,7 +96,8 @@ def command(
     replay: bool,
     server: str | None = None,
 ) -> int:
-    """Run SCENARIO (a shipped name or a .toml path) once and print its record."""
+    """Run SCENARIO (a shipped name, a .toml path or a world's task, agentdojo/<suite>/<task>)
+    once and print its record."""
     from harness.batch.grid import parse_sets
     from harness.sim.registry import split_agent_params
     from harness.sim.scenario import Scenario, load_scenario
@@ -114,10 +115,17 @@ def command(
     if settings:  # the --llm-* flags, under any agent.* knob the user set with --set
         knobs = {**dict(settings[0][1]), **knobs}
     from harness.proxy.served import is_served_run
+    from harness.worlds import is_world_name
 
     loaded: Scenario
     served = is_served_run((scenario,), server)
-    if served:  # a scenario for a real server: its own loader and session (harness.proxy.session)
+    world = is_world_name(scenario) and not served
+    if world:  # a world's task: the world's tools and judge (harness.worlds.session)
+        from harness.worlds.scenario import load_world
+        from harness.worlds.session import run_world_session as run_session
+
+        loaded = load_world(scenario)
+    elif served:  # a scenario for a real server: its own loader and session (harness.proxy.session)
         from harness.proxy.served import check_servers
         from harness.proxy.session import run_served_session as run_session
         from harness.sim.served import load_served
@@ -149,9 +157,17 @@ def command(
         click.echo(json.dumps(_jsonable(row), allow_nan=False))
     else:
         _print_record(row)
-    from harness.sim.session import oracle_check
+    from harness.sim.session import Solvability, oracle_check
 
-    check = None if served else oracle_check(loaded, range(seed, seed + 1), era=era)
+    check: Solvability | None
+    if world:
+        from harness.worlds.scenario import WorldScenario
+        from harness.worlds.session import world_check
+
+        assert isinstance(loaded, WorldScenario)
+        check = world_check(loaded, range(seed, seed + 1), era=era)
+    else:
+        check = None if served else oracle_check(loaded, range(seed, seed + 1), era=era)
     if check is not None and not check.solved:  # every agent would fail here: no finding about this one
         click.echo(f"harness session: warning: {check.line(scenario)}", err=True)
     if row["status"] == "harness_error":

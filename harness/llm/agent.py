@@ -357,4 +357,4 @@ class LLMAgent(Agent):
         text = content if isinstance(content, str) else ""
         if text.strip().upper().startswith(GIVE_UP):
             return GiveUp(" ".join(text.split())[:200])
-        return Finish()
+        return Finish(text=text)

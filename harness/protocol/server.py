@@ -314,8 +314,10 @@ class MCPServer:
         *,
         title: str | None = None,
         annotations: dict[str, Any] | None = None,
+        checked: bool = True,
     ) -> Tool:
-        """Register (or replace, keeping its place) a tool; ``notify`` queues list_changed."""
+        """Register (or replace, keeping its place) a tool; ``notify`` queues list_changed.
+        ``checked=False``: the tool validates its own arguments (:attr:`Tool.checked`)."""
         tool = Tool(
             name,
             fn,
@@ -323,6 +325,7 @@ class MCPServer:
             description,
             title,
             annotations,
+            checked,
         )
         self.tools[name] = tool
         if notify:

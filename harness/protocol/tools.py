@@ -110,6 +110,11 @@ class Tool:
     description: str = ""
     title: str | None = None
     annotations: dict[str, Any] | None = None
+    checked: bool = True
+    """The server checks the arguments against ``input_schema`` before the call. False: the tool
+    function validates them itself, as a typed function whose own library validates does (a
+    world's tools, docs/worlds.md), and what it raises is the tool's failure, which the strategy
+    reports; the schema is still what ``tools/list`` shows."""
     descriptor: dict[str, Any] = field(init=False)
     required: tuple[str, ...] = field(init=False)
     _validate: Callable[[Any], Any] | None = field(init=False)
@@ -139,6 +144,8 @@ class Tool:
 
     def argument_problem(self, arguments: dict[str, Any]) -> str | None:
         """Why ``arguments`` do not fit the schema, naming the argument; None if they do."""
+        if not self.checked:
+            return None  # the tool's own validation answers
         if not arguments.keys() >= self._required:
             for name in self.required:
                 if name not in arguments:

@@ -122,9 +122,14 @@ class Finish:
     ``answer`` is what it reports for read subgoals: subgoal name -> the value it read (the tool's
     JSON answer). The outcome checks each against the world's truth (``answers_wrong``): a stale,
     partial or wrong-unit value reported as the answer is a wrong answer.
+
+    ``text`` is what it tells the user in words: a model's last message. A world's judge reads it
+    as the model's output (docs/worlds.md: AgentDojo's ``utility`` checks, say, that the answer
+    names the amount asked for); the harness's own checks do not read it.
     """
 
     answer: Mapping[str, Any] | None = None
+    text: str = ""
 
 
 @dataclass(frozen=True)

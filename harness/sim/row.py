@@ -25,7 +25,7 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 8
+ROW_VERSION = 9
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
 fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
@@ -37,7 +37,8 @@ columns after it; issue 26), 7 since success counts what the agent tells the use
 released, the fault-free baseline's model cost, ``baseline_tokens_in`` and ``baseline_tokens_out``,
 issue 31, and the real server a session ran against, ``server``, issue 28), 8 since a write
 made after a damaging tool emptied its store is judged (``corrupted``, ``duplicated_writes``,
-``correct``) and an agent given by file path is seeded without its folder (its draws). A run is
+``correct``) and an agent given by file path is seeded without its folder (its draws), 9 since a
+session may be judged by a world's own check (``judge``; issue 40). A run is
 resumed only by code that writes the same version, so one table never mixes two meanings or
 shapes, nor rows drawn two ways."""
 
@@ -47,6 +48,10 @@ FAULT_COLUMNS_IN_PLACE: tuple[str, ...] = (
 """The fault kinds whose ``faults_<kind>`` columns stand after ``tool_calls``, as every run
 before issue 18 wrote them; a later kind's column is appended at the end of the row, so that
 no earlier column moves."""
+
+JUDGE = "harness"
+"""The ``judge`` of a session whose success the harness's own end-state checks decide
+(docs/outcomes.md); a world session names the world whose check decided (docs/worlds.md)."""
 
 KEY_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "era", "seed")
 """Columns that, with the swept parameters, identify a session row."""
@@ -182,6 +187,11 @@ class SessionResult:
     )
     server: str = _late_column(
         "the real MCP server the session ran against (harness run --server); empty when simulated", ""
+    )
+    judge: str = _late_column(
+        "who decided success: harness (its end-state checks) or a world's own, e.g. agentdojo (the "
+        "task's utility)",
+        JUDGE,
     )
     traceback: str = field(default="", repr=False, compare=False, metadata={"not_a_column": True})
     """Not a column: the Python traceback of what broke when status is harness_error (an agent's

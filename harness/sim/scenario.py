@@ -141,6 +141,11 @@ class Task:
     prompt: str
     subgoals: tuple[Subgoal, ...]
     order: str = "strict"
+    plan_output: str = ""
+    """What the task's author says the agent should tell the user once every call of its plan has
+    answered (a world task's ground-truth output, docs/worlds.md); empty for the harness's own
+    tasks. A scripted agent that got an answer to every call of its plan reports it in
+    ``Finish.text``, standing in for the model that would have written it from what it read."""
 
     @functools.cached_property
     def predecessors(self) -> tuple[tuple[int, ...], ...]:

@@ -377,6 +377,10 @@ class RunView:
                 f"--seed {spec['seed']} --out /tmp/harness-gen && "
             )
             source = f"/tmp/harness-gen/{row['scenario']}.toml"
+        from harness.worlds import is_world_source
+
+        if is_world_source(source):  # a world's task: its name is the scenario
+            source = str(row["scenario"])
         served: list[str] = []
         if source.startswith(SERVED_PREFIX):  # a scenario for a real server: its file, and the --server given
             spec = json.loads(source[len(SERVED_PREFIX) :])
@@ -439,6 +443,9 @@ class RunView:
         from harness.proxy.served import served_options
 
         options = served_options(options)  # a served scenario's session starts its real server again
+        from harness.worlds import world_options
+
+        options = world_options(options)  # a world scenario's session is judged by the world again
         outcome = run_cells([self.cell(row)], options)[0]
         data = outcome.trace or b""
         return data, hashlib.sha256(data).hexdigest() == row.get("trace_hash")

@@ -8,6 +8,7 @@ each case skips, saying why, when its module is missing or does not run.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -98,6 +99,42 @@ def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture, era: str)
     seeds = iter(range(10**9))
     result = benchmark(lambda: session.run_session(scenario, "naive", "is_error", next(seeds), era=era))
     assert result.tool_calls == 20 and result.status == "ok"
+
+
+WORLD_TASKS = ("agentdojo/banking/user_task_1", "agentdojo/workspace/user_task_0")
+"""A world session beside the native one: the smallest suite (two planned calls) and the largest
+(one call, and the environment and judge that cost most)."""
+
+
+@pytest.mark.parametrize("task", WORLD_TASKS)
+def test_world_session_beside_a_native_one(benchmark: BenchmarkFixture, task: str) -> None:
+    """One ``naive`` world session with no faults (``harness.worlds``): AgentDojo's fresh
+    environment, its runtime behind the MCP core, and its judge. ``ratio_to_baseline`` is its rate
+    over the native scripted 20-call session's from the same run (``sessions/scripted-20``)."""
+    from harness.worlds.agentdojo import missing
+
+    why = missing()
+    if why is not None:
+        pytest.skip(why)
+    from harness.worlds.scenario import load_world
+    from harness.worlds.session import run_world_session
+
+    scenario = dataclasses.replace(load_world(task), faults=())  # its own baseline, as the native one
+    first = run_world_session(scenario, "naive", "is_error", 0)
+    if first.status != "ok" or not first.success:
+        pytest.skip(f"{task} did not run as planned: {first.status} {first.error}")
+    tag(
+        benchmark,
+        key=f"sessions/world/{task}",
+        group="sessions",
+        op=f"session-world-{first.tool_calls}",
+        layer="run_world_session",
+        codec="json",
+        baseline="sessions/scripted-20",
+    )
+    seeds = iter(range(10**9))
+    result = benchmark(lambda: run_world_session(scenario, "naive", "is_error", next(seeds)))
+    assert result.success and result.judge == "agentdojo"
 
 
 @pytest.mark.parametrize("source", ["template", "jsonschema", "pydantic", "fastmcp", "harvested"])

@@ -31,7 +31,7 @@ def test_json_keeps_its_keys_and_adds_tools_and_faults(capsys: pytest.CaptureFix
     assert rc == 0
     data = json.loads(out)
     keys = ["scenarios", "agents", "strategies", "families", "tools", "faults", "qualities", "agent_knobs"]
-    assert list(data) == keys
+    assert list(data) == [*keys, "worlds"]  # the world scenarios last (empty without the extra)
     assert list(data["scenarios"]) == list_scenarios() and list(data["strategies"]) == list(STRATEGIES)
     assert list(data["tools"]) == list(CATALOGUE) and list(data["faults"]) == list(FAULT_KINDS)
 

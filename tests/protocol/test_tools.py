@@ -114,6 +114,29 @@ def test_a_raising_tool_is_an_error_result_with_the_reason(version: str) -> None
     assert len(tool.calls) == 1
 
 
+@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
+@pytest.mark.parametrize("strategy", ["is_error", "collapse"])
+def test_a_tool_that_validates_itself_gets_bad_arguments_and_its_own_text_goes_through_the_strategy(
+    version: str, strategy: str
+) -> None:
+    def strict(**arguments: Any) -> str:
+        if not isinstance(arguments.get("text"), str):
+            raise ValueError("1 validation error: text: Input should be a valid string")
+        return "ran"
+
+    server = MCPServer("own", tool_errors=strategy)
+    server.add_tool("echo", strict, SCHEMA, checked=False)
+    pair = ClientServerPair(server, protocol_version=version)
+    reply = call(pair, {"name": "echo", "arguments": {"text": 5}})
+    said = "1 validation error: text: Input should be a valid string"
+    if strategy == "collapse":
+        assert reply["error"]["message"] == said  # the strategy decides, whatever the version
+    else:
+        assert result_of(reply) == {"content": [{"type": "text", "text": f"ERROR: {said}"}], "isError": True}
+    listed = pair.request(8, "tools/list", {})["result"]["tools"][0]
+    assert listed["inputSchema"] == SCHEMA  # still the schema the client is shown
+
+
 def test_a_valid_call_runs_the_tool_once_with_its_arguments_as_keywords() -> None:
     pair, tool = lattice_pair("2025-11-25")
     result = result_of(call(pair, {"name": "echo", "arguments": {"text": "a", "times": 2}}))

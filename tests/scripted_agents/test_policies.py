@@ -26,7 +26,7 @@ from harness.sim.agent import (
 from harness.sim.catalogue import CATALOGUE
 from harness.sim.scenario import Option, Subgoal, Task
 from scripted_agents import AGENTS, Agent, list_agents, make
-from scripted_agents.base import remap
+from scripted_agents.base import looks_ok, remap
 
 
 def _listed(name: str, read_only: bool | None = None) -> dict[str, Any]:
@@ -332,3 +332,31 @@ def test_a_plain_text_answer_is_whole_and_a_cut_json_one_is_garbled() -> None:
     assert not looks_ok(result('{"rows": ['))
     assert not looks_ok(result("[malformed upstream response] {"))
     assert not looks_ok(result(""))
+
+
+def test_a_result_printed_as_a_python_dict_is_whole_and_one_cut_short_is_not() -> None:
+    # AgentDojo's tools answer a dict as str() prints it; a truncated one still does not parse.
+    def text(value: str) -> ToolResult:
+        return ToolResult("send_money", {}, ({"type": "text", "text": value},), False)
+
+    assert looks_ok(text("{'message': 'Transaction to UK12 for 98.7 sent.'}"))
+    assert not looks_ok(text("{'message': 'Transaction to UK12 for 98.7"))
+    assert not looks_ok(text('{"city": "Oslo", "temp'))
+
+
+@pytest.mark.parametrize("name", sorted(a for a in AGENTS if a != "oracle"))  # it plans: tests/worlds
+def test_an_agent_that_got_every_planned_call_answered_reports_the_plan_output_in_words(name: str) -> None:
+    agent = make(name)
+    agent.reset(Task("test", (READ,), plan_output="The total is 98.70."), TOOLS, 0)
+    call = agent.act(Start())
+    assert isinstance(call, CallTool)
+    done = agent.act(result('{"rows": []}', tool=call.tool))
+    assert isinstance(done, Finish)
+    assert done.text == "The total is 98.70."
+
+
+def test_an_agent_with_no_plan_output_reports_no_words() -> None:
+    agent, call = started("reader")
+    assert isinstance(call, CallTool)
+    done = agent.act(result('{"rows": []}', tool=call.tool))
+    assert isinstance(done, Finish) and done.text == ""

@@ -1,0 +1,289 @@
+"""AgentDojo, the one place the harness touches it: suites, tools, plans, episodes and the judge.
+
+AgentDojo (ETH Zurich SPY Lab; the ``agentdojo`` package, MIT, the optional extra ``[worlds]``)
+ships suites of tools, environments and tasks written by others. Everything of it stays in its
+package and is read at run time; the harness copies none of it. What this module takes:
+
+* the suites of :data:`SUITE_VERSION` (``get_suites``): each suite's tools, typed Python
+  functions whose signatures and docstrings AgentDojo turns into pydantic models (their JSON
+  Schema is a tool's ``inputSchema``) and its default environment (no injection);
+* for a user task: ``PROMPT``, ``ground_truth(pre_environment)`` (the calls that solve it: the
+  plan) and ``GROUND_TRUTH_OUTPUT`` (what a model should answer once they ran);
+* :class:`Episode`: one session's world, a fresh environment and AgentDojo's own
+  ``FunctionsRuntime``; every call of a world tool is ``run_function`` on it, its result put in
+  words by AgentDojo's own ``tool_result_to_str`` (YAML, as its pipeline shows a model) and its
+  own failure text (``ValueError: ...``, pydantic's validation text) raised for the strategy;
+* the judge: the task's own ``utility_from_traces``, then ``utility``, as AgentDojo's suites
+  call them, on the output the agent told the user and the environments before and after.
+
+Two things are changed in AgentDojo's tool modules at run time, so that a session's trace is the
+same on every run: a tool that stamps the time (``send_email``, ``create_file``,
+``append_to_file``) reads the session's virtual clock from :data:`EPOCH` instead of the machine's,
+and a tool that makes a list of a set (a calendar event's participants) lists it in first-seen
+order instead of the order the process's string hashing gives.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import datetime as _dt
+import functools
+import importlib
+import inspect
+import re
+import sys
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from harness.errors import UserError
+
+PACKAGE = "agentdojo"
+PINNED = "0.1.35"
+"""The version ``pyproject.toml``'s ``[worlds]`` extra pins; another is refused (one line)."""
+SUITE_VERSION = "v1"
+"""The benchmark version whose suites are served: banking, slack, travel, workspace."""
+INSTALL = "pip install -e '.[worlds]'"
+
+EPOCH = _dt.datetime(2024, 5, 15, 0, 0)
+"""When a session's virtual clock starts for a tool that reads the time: the day AgentDojo's
+workspace calendar names as today (``current_day``), at midnight; naive, as ``now()`` is."""
+
+_NOW: contextvars.ContextVar[_dt.datetime] = contextvars.ContextVar("world_now", default=EPOCH)
+
+
+class WorldMissing(UserError):
+    """AgentDojo is not installed (or not the pinned version): one line, exit 2."""
+
+
+def installed_version() -> str | None:
+    """The installed ``agentdojo``'s version, or None."""
+    try:
+        return metadata.version(PACKAGE)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def missing() -> str | None:
+    """Why world scenarios cannot run here (one line), or None when they can."""
+    version = installed_version()
+    if version is None:
+        return f"world scenarios need AgentDojo: {INSTALL} (installs {PACKAGE}=={PINNED})"
+    if version != PINNED:
+        return f"world scenarios need {PACKAGE}=={PINNED}, found {version}: {INSTALL}"
+    return None
+
+
+class _FrozenNow(_dt.datetime):
+    """``datetime.datetime`` as a world's tool module sees it: ``now()`` is the session's time."""
+
+    @classmethod
+    def now(cls, tz: _dt.tzinfo | None = None) -> _dt.datetime:  # type: ignore[override]
+        at = _NOW.get()
+        return at if tz is None else at.replace(tzinfo=tz)
+
+
+class _ClockModule(types.ModuleType):
+    """The ``datetime`` module with :class:`_FrozenNow` for its ``datetime``; the rest its own."""
+
+    datetime = _FrozenNow
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_dt, name)
+
+
+_CLOCK = _ClockModule("datetime")
+
+
+def _first_seen(items: Iterable[Any] = ()) -> dict[Any, None]:
+    """``set(items)`` as a tool module that lists a set's items sees it: the items in the order
+    first seen (a dict's keys), where a real set's order depends on the process's string hashing."""
+    return dict.fromkeys(items)
+
+
+def _pin_tool_modules(suites: Mapping[str, Any]) -> None:
+    """Make a tool's answer the same on every run: every tool module that calls
+    ``datetime.datetime.now()`` gets the session's clock, and every one that lists a set's items
+    (``list(set(...))``: the participants of a calendar event) gets them in first-seen order."""
+    for suite in suites.values():
+        for function in suite.tools:
+            module = sys.modules.get(getattr(function.run, "__module__", ""))
+            if module is None:
+                continue
+            source = inspect.getsource(module)
+            if getattr(module, "datetime", None) is _dt and "datetime.datetime.now(" in source:
+                module.datetime = _CLOCK  # type: ignore[attr-defined]  # only there: the subclass's other classmethods make subclasses
+            if "list(set(" in source:
+                module.set = _first_seen  # type: ignore[attr-defined]
+
+
+def suites() -> dict[str, Any]:
+    """AgentDojo's suites of :data:`SUITE_VERSION` by name (imported on first use: ~2 s);
+    :class:`WorldMissing` where the pinned AgentDojo is not installed."""
+    why = missing()
+    if why is not None:
+        raise WorldMissing(why)
+    return _load_suites()
+
+
+@functools.cache
+def _load_suites() -> dict[str, Any]:
+    load = importlib.import_module("agentdojo.task_suite.load_suites")
+    found: dict[str, Any] = dict(load.get_suites(SUITE_VERSION))
+    _pin_tool_modules(found)
+    return found
+
+
+def suite(name: str) -> Any:
+    """One suite; an unknown name is a UserError with the nearest ones."""
+    from harness.errors import unknown_name
+
+    found = suites()
+    if name not in found:
+        raise unknown_name(f"{PACKAGE} suite", name, sorted(found))
+    return found[name]
+
+
+def _task_number(task_id: str) -> tuple[int, str]:
+    match = re.fullmatch(r"user_task_(\d+)", task_id)
+    return (int(match.group(1)), "") if match else (sys.maxsize, task_id)
+
+
+@functools.cache
+def task_ids(suite_name: str) -> tuple[str, ...]:
+    """The suite's user tasks, in their numbers' order."""
+    return tuple(sorted(suite(suite_name).user_tasks, key=_task_number))
+
+
+def user_task(suite_name: str, task_id: str) -> Any:
+    from harness.errors import unknown_name
+
+    tasks = suite(suite_name).user_tasks
+    if task_id not in tasks:
+        raise unknown_name(f"{PACKAGE}/{suite_name} task", task_id, task_ids(suite_name))
+    return tasks[task_id]
+
+
+def prompt(suite_name: str, task_id: str) -> str:
+    return str(user_task(suite_name, task_id).PROMPT)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A world tool as an MCP server lists it: AgentDojo's own name, description and schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@functools.cache
+def tools(suite_name: str) -> tuple[ToolSpec, ...]:
+    """The suite's tools in AgentDojo's order; the schema is the JSON Schema of the pydantic model
+    AgentDojo builds from each function's signature and docstring."""
+    return tuple(
+        ToolSpec(f.name, str(f.description), dict(f.parameters.model_json_schema()))
+        for f in suite(suite_name).tools
+    )
+
+
+@functools.cache
+def _base_environment(suite_name: str) -> Any:
+    """The suite's default environment, no injection, loaded once per process (copied per session)."""
+    return suite(suite_name).load_and_inject_default_environment({})
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a task's ground truth asks: its calls in order, the output, and which calls write."""
+
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+    output: str
+    writes: frozenset[str]
+    """Tools whose call in the plan changed the environment (run once on a fresh one)."""
+
+
+@functools.cache
+def plan(suite_name: str, task_id: str) -> Plan:
+    """The task's ``ground_truth`` on a fresh environment, and, by running it once, which of its
+    calls change the environment (the writes a ``post_commit`` fault can strike)."""
+    task = user_task(suite_name, task_id)
+    episode = Episode(suite_name, task_id)
+    calls = tuple(
+        (str(c.function), dict(c.args)) for c in task.ground_truth(episode.pre.model_copy(deep=True))
+    )
+    writes: set[str] = set()
+    before = episode.env.model_dump()
+    for function, args in calls:
+        episode.runtime.run_function(episode.env, function, dict(args))
+        after = episode.env.model_dump()
+        if after != before:
+            writes.add(function)
+        before = after
+    return Plan(calls, str(task.GROUND_TRUTH_OUTPUT or ""), frozenset(writes))
+
+
+class WorldToolError(Exception):
+    """A world tool failed in the world's own words (AgentDojo's runtime: ``ValueError: ...``)."""
+
+
+@dataclass(frozen=True)
+class WorldCall:
+    """One call that reached the world's runtime: what ran, and its failure text if it failed."""
+
+    function: str
+    args: dict[str, Any]
+    error: str | None
+
+
+class Episode:
+    """One session's world: a fresh environment of the suite, the task's ``init_environment``
+    applied, a copy of it kept as it was (``pre``), and AgentDojo's ``FunctionsRuntime``.
+
+    ``env`` is the environment the calls change (the post-environment the judge reads); an event
+    or a security check can act on it and on ``pre`` through the session that holds the episode.
+    """
+
+    def __init__(self, suite_name: str, task_id: str) -> None:
+        from agentdojo.functions_runtime import FunctionsRuntime
+
+        self.suite_name, self.task_id = suite_name, task_id
+        self.suite = suite(suite_name)
+        self.task = user_task(suite_name, task_id)
+        self.env: Any = self.task.init_environment(_base_environment(suite_name).model_copy(deep=True))
+        self.pre: Any = self.env.model_copy(deep=True)
+        self.runtime = FunctionsRuntime(self.suite.tools)
+        self.calls: list[WorldCall] = []
+        """Every call that reached the runtime, in order (what AgentDojo calls the functions trace)."""
+
+    def run(self, function: str, args: Mapping[str, Any], now_s: float = 0.0) -> str:
+        """Run ``function`` in this world at ``now_s`` virtual seconds; its result as AgentDojo puts
+        it in words for a model. Its own failure raises :class:`WorldToolError` with its text."""
+        from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+
+        token = _NOW.set(EPOCH + _dt.timedelta(seconds=now_s))
+        try:
+            result, error = self.runtime.run_function(self.env, function, dict(args))
+        finally:
+            _NOW.reset(token)
+        self.calls.append(WorldCall(function, dict(args), error))
+        if error is not None:
+            raise WorldToolError(error)
+        return str(tool_result_to_str(result))
+
+    def state(self) -> Any:
+        """The environment as plain data (to see whether a call changed it)."""
+        return self.env.model_dump()
+
+    def utility(self, output: str) -> bool:
+        """The task's own verdict: ``utility_from_traces`` where the task has one, else
+        ``utility(output, pre, post)``, as AgentDojo's suites decide it."""
+        from agentdojo.functions_runtime import FunctionCall
+
+        trace = [FunctionCall(function=c.function, args=dict(c.args)) for c in self.calls]
+        verdict = self.task.utility_from_traces(output, self.pre, self.env, trace)
+        if verdict is None:
+            verdict = self.task.utility(output, self.pre, self.env)
+        return bool(verdict)

@@ -1,0 +1,217 @@
+"""World scenarios: each AgentDojo user task a scenario, its plan the task, our faults on its tools.
+
+A world scenario is named ``agentdojo/<suite>/<user_task_id>`` (``agentdojo/banking/user_task_0``);
+``agentdojo/<suite>`` names every task of a suite and ``agentdojo`` every task of every suite,
+wherever a scenario name is taken (``harness session``, ``run``, ``check``, ``view``). What is
+AgentDojo's and what is ours:
+
+* AgentDojo's: the tools served (every tool of the suite, :mod:`harness.worlds.agentdojo`), the
+  prompt, the plan (the task's ground-truth calls, each one subgoal in order: the scripted
+  agents walk it), the output the plan's author wrote (``Task.plan_output``) and the judge;
+* ours: the step budget (:data:`STEPS_BASE` + :data:`STEPS_PER_CALL` per planned call) and the
+  faults, drawn from :data:`FAULTS` once per scenario name (``derive_seed("world-faults",
+  name)``), so a name always carries the same rules: upstream kinds only, on the plan's tools,
+  with texts from the sources of :mod:`harness.sim.sources`. ``--set faults.rate=0`` (and the
+  other scenario overrides) work on them as on any scenario.
+
+In a batch a world scenario's source is :func:`world_source` (its name, the package's version
+and the suite version), which :func:`load_source` turns back into the scenario in a worker and
+refuses if another AgentDojo version is installed there.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import UserError, unknown_name
+from harness.sim.family import Numbers, Weights
+from harness.sim.faults import FaultRule
+from harness.sim.scenario import Option, Scenario, Subgoal, Task
+from harness.sim.seeding import derive_seed, np_random
+from harness.sim.sources import fits
+from harness.worlds import SOURCE_PREFIX, WORLD, agentdojo, is_world_name
+
+STEPS_BASE = 10
+STEPS_PER_CALL = 6
+"""A world scenario's step budget: ``STEPS_BASE + STEPS_PER_CALL * calls in its plan``, room for
+a few retries and waits per call (a family's 1-4 subgoals get 25-45)."""
+
+
+@dataclass(frozen=True)
+class FaultProfile:
+    """How faults strike a world's tasks, as a family's ``[faults]`` table says it for its own."""
+
+    count: Numbers
+    kinds: Weights
+    rate: Numbers
+    explicit: float
+    source: Weights
+    burst: Numbers
+    """A transient rule's failures in a row."""
+    retry_after_s: Numbers
+    """A rate limit's block, in virtual seconds."""
+
+
+FAULTS = FaultProfile(
+    count=Numbers((), 1, 2, integer=True),
+    kinds=Weights(
+        ("transient", "rate_limited", "timeout", "permanent", "futile_outage", "post_commit"),
+        (3.0, 2.0, 1.0, 1.0, 1.0, 1.0),
+    ),
+    rate=Numbers((), 0.1, 0.5),
+    explicit=0.8,
+    source=Weights(("template", "jsonschema", "pydantic", "fastmcp", "harvested"), (1.0,) * 5),
+    burst=Numbers((1.0, 2.0), integer=True),
+    retry_after_s=Numbers((2.0, 5.0, 10.0)),
+)
+"""The world's fault profile: 1-2 rules per task, upstream kinds only (a world tool's own
+argument faults are its own, issue 41), each on a tool its plan calls (``post_commit`` on one
+whose planned call changed the environment), at a rate of 0.1-0.5, explicit 4 times in 5, its
+text from a real stack, real servers' own texts or the template with equal weights."""
+
+
+@dataclass(frozen=True)
+class WorldScenario(Scenario):
+    """A world task as a scenario (see the module's docstring)."""
+
+    world: str = WORLD
+    suite: str = ""
+    task_id: str = ""
+    writes: frozenset[str] = field(default_factory=frozenset)
+    """Tools whose planned call changed the environment."""
+
+
+def world_names(spec: str) -> list[str]:
+    """The scenario names a world spec stands for; UserError (one line) for a name that is not,
+    with the nearest ones, or when AgentDojo is not installed."""
+    parts = spec.split("/")
+    if len(parts) > 3 or any(not p for p in parts):
+        raise UserError(f"{spec}: a world scenario is {WORLD}/<suite>/<user_task_id>")
+    suites = [parts[1]] if len(parts) > 1 else sorted(agentdojo.suites())
+    names: list[str] = []
+    for name in suites:
+        agentdojo.suite(name)  # an unknown suite says so, with the nearest names
+        ids = agentdojo.task_ids(name)
+        if len(parts) == 3:
+            if parts[2] not in ids:
+                raise unknown_name(f"{WORLD}/{name} task", parts[2], ids)
+            ids = (parts[2],)
+        names += [f"{WORLD}/{name}/{task}" for task in ids]
+    return names
+
+
+def list_world_scenarios() -> list[str]:
+    """Every world scenario's name (AgentDojo installed), suite by suite, task by task."""
+    return world_names(WORLD)
+
+
+def summary(name: str) -> str:
+    """A world scenario's one line for ``harness list``: its task's prompt, on one line."""
+    _, suite, task_id = name.split("/")
+    return " ".join(agentdojo.prompt(suite, task_id).split())
+
+
+def draw_faults(name: str, plan: agentdojo.Plan, profile: FaultProfile = FAULTS) -> tuple[FaultRule, ...]:
+    """The rules a world scenario carries, drawn from ``profile`` with a generator of its name's."""
+    rng = np_random(derive_seed("world-faults", name))
+    called = list(dict.fromkeys(function for function, _ in plan.calls))
+    writes = [t for t in called if t in plan.writes]
+    rules: list[FaultRule] = []
+    taken: set[tuple[str, str]] = set()
+    for _ in range(profile.count.draw_int(rng)):
+        kind = profile.kinds.draw(rng, lambda k: k != "post_commit" or bool(writes))
+        if kind is None:
+            break
+        on = writes if kind == "post_commit" else called
+        tool = on[int(rng.integers(len(on)))]
+        rate = float(profile.rate.draw(rng))
+        explicit = bool(rng.random() < profile.explicit)
+        source = profile.source.draw(rng, functools.partial(_speaks, kind)) or "template"
+        extra: dict[str, Any] = {}
+        if kind == "transient":
+            extra["burst"] = profile.burst.draw_int(rng)
+        elif kind == "rate_limited":
+            extra["retry_after_s"] = float(profile.retry_after_s.draw(rng))
+        if (kind, tool) in taken:
+            continue  # one rule per kind and tool
+        taken.add((kind, tool))
+        rules.append(FaultRule(len(rules), kind, tool, rate, (), explicit, source=source, **extra))
+    return tuple(rules)
+
+
+def _speaks(kind: str, source: str) -> bool:
+    return fits(source, kind)
+
+
+@functools.cache
+def load_world(name: str) -> WorldScenario:
+    """The world scenario ``name`` names (one task); built once per process."""
+    names = world_names(name)
+    if len(names) != 1 or names[0] != name:
+        raise UserError(f"{name}: names {len(names)} world scenarios; one session needs one task")
+    _, suite, task_id = name.split("/")
+    plan = agentdojo.plan(suite, task_id)
+    subgoals = tuple(
+        Subgoal(f"{i + 1}.{function}", (Option(function, args),))
+        for i, (function, args) in enumerate(plan.calls)
+    )
+    prompt = agentdojo.prompt(suite, task_id)
+    return WorldScenario(
+        name=name,
+        description=(
+            f"AgentDojo {agentdojo.installed_version()} ({agentdojo.SUITE_VERSION}), suite {suite}, "
+            f"{task_id}: {' '.join(prompt.split())}"
+        ),
+        path=None,
+        tools=tuple(t.name for t in agentdojo.tools(suite)),
+        task=Task(prompt, subgoals, "strict", plan_output=plan.output),
+        faults=draw_faults(name, plan),
+        max_steps=STEPS_BASE + STEPS_PER_CALL * len(plan.calls),
+        summary=summary(name),
+        suite=suite,
+        task_id=task_id,
+        writes=plan.writes,
+    )
+
+
+def world_source(name: str) -> str:
+    """What a batch's ``scenario_sources`` hold for a world scenario: its name, the package and
+    its version, and the suite version (a resume or a worker with another version is refused)."""
+    spec = {
+        "name": name,
+        "package": agentdojo.PACKAGE,
+        "version": agentdojo.installed_version(),
+        "suites": agentdojo.SUITE_VERSION,
+    }
+    return SOURCE_PREFIX + json.dumps(spec, sort_keys=True)
+
+
+def source_spec(source: str) -> Mapping[str, Any] | None:
+    """A :func:`world_source` string's fields, or None for any other source."""
+    if not source.startswith(SOURCE_PREFIX):
+        return None
+    spec: Mapping[str, Any] = json.loads(source[len(SOURCE_PREFIX) :])
+    return spec
+
+
+def load_source(source: str, params: tuple[tuple[str, Any], ...] = ()) -> Scenario:
+    """The batch loader of a run with world scenarios: a :func:`world_source` (or a world name)
+    becomes its scenario, anything else goes to :func:`harness.sim.family.load_source`."""
+    from harness.sim.family import load_source as load_other
+
+    spec = source_spec(source)
+    if spec is None and not is_world_name(source):
+        return load_other(source, params)
+    if spec is not None:
+        version = agentdojo.installed_version()
+        if spec.get("version") != version or spec.get("suites") != agentdojo.SUITE_VERSION:
+            raise UserError(
+                f"{spec['name']}: the run used {spec.get('package')} {spec.get('version')} "
+                f"({spec.get('suites')}); this machine has {version or 'none'} ({agentdojo.SUITE_VERSION})"
+            )
+    scenario: Scenario = load_world(str(spec["name"]) if spec is not None else source)
+    return scenario.with_overrides(dict(params)) if params else scenario

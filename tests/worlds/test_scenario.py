@@ -1,0 +1,85 @@
+"""World scenarios: their names, the task a world task becomes, and the faults we put on it."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import UserError
+from harness.sim.sources import UPSTREAM_KINDS
+from harness.worlds import agentdojo
+from harness.worlds.scenario import (
+    STEPS_BASE,
+    STEPS_PER_CALL,
+    WorldScenario,
+    list_world_scenarios,
+    load_source,
+    load_world,
+    world_names,
+    world_source,
+)
+
+
+def test_a_suite_s_name_stands_for_every_one_of_its_tasks_and_the_world_s_for_all() -> None:
+    banking = world_names("agentdojo/banking")
+    assert len(banking) == 16 and banking[0] == "agentdojo/banking/user_task_0"
+    assert banking[10] == "agentdojo/banking/user_task_10"  # by number, not by spelling
+    assert world_names("agentdojo") == list_world_scenarios()
+    assert len(list_world_scenarios()) >= 80
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("agentdojo/bankin", "did you mean 'banking'"),
+        ("agentdojo/banking/user_task_99", "did you mean"),
+        ("agentdojo/banking/user_task_0/x", "agentdojo/<suite>/<user_task_id>"),
+    ],
+)
+def test_a_world_name_that_names_nothing_is_one_line_with_the_nearest_names(spec: str, said: str) -> None:
+    with pytest.raises(UserError, match=said) as caught:
+        world_names(spec)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_task_becomes_a_scenario_whose_subgoals_are_its_plan_s_calls_in_order() -> None:
+    sc = load_world("agentdojo/travel/user_task_3")
+    plan = agentdojo.plan("travel", "user_task_3")
+    assert isinstance(sc, WorldScenario)
+    assert [(g.options[0].tool, dict(g.options[0].arguments)) for g in sc.task.subgoals] == list(plan.calls)
+    assert all(len(g.options) == 1 for g in sc.task.subgoals)  # a plan has no alternatives
+    assert sc.task.order == "strict"
+    assert sc.task.prompt == agentdojo.prompt("travel", "user_task_3")
+    assert sc.task.plan_output == plan.output
+    assert sc.max_steps == STEPS_BASE + STEPS_PER_CALL * len(plan.calls)
+    assert set(sc.tools) == {t.name for t in agentdojo.tools("travel")}
+
+
+def test_every_world_scenario_s_faults_are_upstream_kinds_on_the_tools_its_plan_calls() -> None:
+    for name in list_world_scenarios():
+        sc = load_world(name)
+        called = {g.options[0].tool for g in sc.task.subgoals}
+        assert 1 <= len(sc.faults) <= 2, name
+        for rule in sc.faults:
+            assert rule.kind in UPSTREAM_KINDS and rule.tool in called, (name, rule)
+            assert rule.rate is not None and 0.1 <= rule.rate <= 0.5
+            if rule.kind == "post_commit":
+                assert rule.tool in sc.writes, (name, rule)
+
+
+def test_a_name_draws_the_same_faults_every_time_and_overrides_apply_to_them() -> None:
+    name = "agentdojo/slack/user_task_2"
+    first = load_world(name).faults
+    load_world.cache_clear()
+    assert load_world(name).faults == first
+    silent = load_source(world_source(name), (("faults.rate", 0.0),))
+    assert all(r.rate == 0.0 for r in silent.faults)
+
+
+def test_a_run_recorded_with_another_agentdojo_is_refused_in_one_line() -> None:
+    source = world_source("agentdojo/banking/user_task_0").replace(agentdojo.PINNED, "0.0.1")
+    with pytest.raises(UserError, match=r"the run used agentdojo 0\.0\.1"):
+        load_source(source)
+
+
+def test_a_source_that_is_no_world_s_goes_to_the_simulation_s_loader() -> None:
+    assert load_source("flaky_weather").name == "flaky_weather"
