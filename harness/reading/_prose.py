@@ -16,6 +16,7 @@ by a value the caller sent, it matches the text with quoted spans masked.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Collection, Mapping
 from itertools import islice
@@ -661,12 +662,21 @@ def retry_after(text: str, category: str) -> float | None:
             break  # a bare "in 5 seconds" is a wait only where the text is about a limit
         m = pattern.search(text)
         if m is not None:
-            return round(_seconds(m["n"], m["u"] or "s"), 3)
+            return _wait(text, m.start("n"), _seconds(m["n"], m["u"] or "s"))
     m = _GO_DURATION.search(text)
     if m is not None:
         total = sum(float(n) * _SECONDS[u.lower()] for n, u in _GO_DURATION_PART.findall(m["d"]))
-        return round(total, 3)
+        return _wait(text, m.start("d"), total)
     return None
+
+
+def _wait(text: str, start: int, seconds: float) -> float | None:
+    """``seconds``, or None where no one can wait it: a negative number ("-5") or an endless one."""
+    if (
+        text[start : start + 1].isdigit() and text[start - 1 : start] in ("-", "\u2212")
+    ) or not math.isfinite(seconds):
+        return None
+    return round(seconds, 3)
 
 
 # ---------------------------------------------------------------------------- what to call
