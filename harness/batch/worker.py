@@ -250,7 +250,7 @@ def _run_cell(setup: TaskSetup, cell: Cell, baseline: Any = None) -> Outcome:
             # traceback does; a break with no exception behind it (a model endpoint gave out)
             # has its one line there.
             error = getattr(result, "traceback", "") or f"{row.get('error') or 'no reason recorded'}\n"
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: an agent's sys.exit() ends one session
         row = error_row(cell, reason=f"{type(exc).__name__}: {exc}")
         error = traceback.format_exc()
     row.update({"scenario": cell.scenario, "host": cell.host, "era": cell.era, **dict(cell.params)})
