@@ -1,11 +1,12 @@
 """``harness check``: lint scenario files and ask the oracle whether each can be solved at all.
 
 A scenario file that does not load is named with its field and problem (as every command
-names it), and the exit status is 2, the status every command gives that mistake. One that loads is run by the oracle, which knows every fault before it strikes,
-under is_error for a few seeds: where it fails in all of them no agent can succeed, and every
-strategy would tie at 0 (``unsolvable``, exit 1 unless a file is broken). The same check with the faults removed is
-the fault-free baseline that recovery is measured against: where even the oracle fails there,
-no session of the scenario has a recovery opportunity (a warning; the exit stays 0).
+names it), and the exit status is 2, the status every command gives that mistake. One that
+loads is run by the oracle, which knows every fault before it strikes, under is_error for a few
+seeds: where it fails in all of them no agent can succeed, and every strategy would tie at 0
+(``unsolvable``, exit 1 unless a file is broken). The same check with the faults removed is the
+fault-free baseline that recovery is measured against: where even the oracle fails there, no
+session of the scenario has a recovery opportunity (a warning; the exit stays 0).
 
 A served scenario (a file with a ``[server]`` table, docs/real-servers.md) names a real server's
 tools: its keys are checked as ``harness run`` checks them, but the oracle knows no real server's

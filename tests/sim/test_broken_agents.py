@@ -141,7 +141,8 @@ def test_harness_run_records_an_agents_sys_exit_as_a_harness_error_and_exits_3(
 ) -> None:
     out = tmp_path / "run"
     args = ["run", "flaky_weather", "--agents", f"{agents}:Exits,naive", "--seeds", "2", "--strategies",
-            "is_error,collapse", "--executor", executor, "--workers", "2", "--no-compare", "--out", str(out)]  # fmt: skip
+            "is_error,collapse", "--executor", executor, "--workers", "2", "--no-compare",
+            "--out", str(out)]  # fmt: skip
     code, _, err = cli(args, capsys)
     assert code == 3, err
     assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
