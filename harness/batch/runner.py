@@ -167,6 +167,20 @@ def _pool(workers: int, ctx: Any) -> cf.ProcessPoolExecutor:
     )
 
 
+def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """End a pool's workers now, whatever they run (the run is stopping: Ctrl-C, SIGTERM, an
+    error), so that leaving the pool does not wait for their tasks to finish."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    workers = multiprocessing.active_children()  # this process starts no others while a pool runs
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+            worker.join(timeout=5)
+
+
 def _process(
     tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None
 ) -> Iterator[Finished]:
@@ -191,6 +205,7 @@ def _process(
             except BaseException:
                 for f in futures:
                     f.cancel()
+                _stop_workers(pool)  # a worker in a hung session would hold up the pool's exit
                 raise
         # A dying worker breaks every task in flight: halve them until each stands alone;
         # tasks that never started go on, untouched, in the next pool.

@@ -203,7 +203,7 @@ def timeline(lines: Sequence[dict[str, Any]]) -> Timeline:
             step = steps[n] = Step(n)
         return step
 
-    last: dict[str, Any] = {}
+    latest: dict[str, Any] = {}
     """The last message of each direction, for a line that names it instead of repeating it."""
     for i, rec in enumerate(lines):
         direction = rec.get("dir")
@@ -245,9 +245,9 @@ def timeline(lines: Sequence[dict[str, Any]]) -> Timeline:
             continue
         msg = rec.get("msg")
         if "same" in rec:  # a proxy's line for a message it passed on unchanged: the one it names
-            msg = last.get(rec["same"])
+            msg = latest.get(rec["same"])
         elif isinstance(direction, str):
-            last[direction] = msg
+            latest[direction] = msg
         if not isinstance(msg, dict):
             cur.lines.append(i)
             continue
