@@ -279,3 +279,33 @@ def test_a_server_killed_under_the_proxy_is_reported_by_its_signal_not_its_banne
     assert code == 0 and "Starting default" not in err.split("summary:")[-1]
     summary = json.loads(err.split("harness proxy: summary: ")[-1].splitlines()[0])
     assert summary["calls"] == 3  # the one sent to a dead server is counted too
+
+
+def test_with_no_time_limit_the_end_of_input_still_answers_a_hung_call(tmp_path: Path) -> None:
+    # --timeout 0 and a hung server: the end of input waited ~34 s, then answered nothing.
+    import io
+
+    from harness.proxy.run import ProxyConfig, TraceFile, make_link
+    from harness.proxy.stdio import serve_proxy_stdio
+
+    pids = tmp_path / "pids"
+    config = ProxyConfig(
+        command=(sys.executable, str(PEERS / "slow_exit_server.py"), "--term", "inf", "--pids", str(pids)),
+        timeout=None,
+        stop_grace=0.2,
+    )
+    stdin = io.BytesIO(b"".join(json.dumps(m).encode() + b"\n" for m in (INIT, INITIALIZED, HANG)))
+    stdout = io.BytesIO()
+    started = time.monotonic()
+    summary = serve_proxy_stdio(
+        lambda sink: make_link(config, sink, trace=TraceFile(None), warn=lambda _: None, warned=set()),
+        stdin,
+        stdout,
+        drain=0.5,
+    )
+    replies = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    (hang,) = [r for r in replies if r.get("id") == 2]
+    assert hang["error"]["message"] == "the proxy stopped (end of input) before the upstream server answered"
+    assert summary["upstream"] == {"stopped": 1}
+    assert time.monotonic() - started < 20
+    assert left(pids) == []
