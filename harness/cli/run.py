@@ -676,7 +676,7 @@ def command(
     bars: list[Any] = []
     signalled: list[int] = []
     try:
-        with _sigterm_as_interrupt(signalled):
+        with _signals_as_interrupt(signalled):
             summary = run_batch(
                 grid,
                 out,
@@ -695,22 +695,19 @@ def command(
             " [--scheduler ADDRESS | --executor process]"
         ) from None
     except OSError as exc:
-        if not cannot_write(exc):
-            raise
+        if not cannot_write(exc) or signalled:
+            return _stopped_by_signal(out, signalled)
         raise OutputError(
             f"{exc.filename or out}: cannot write ({exc.strerror or exc}); every session finished "
             f"before is kept. Make room, then resume: harness run --resume --out {out}"
         ) from None
+    except Exception:
+        return _stopped_by_signal(out, signalled)
     finally:
         for bar in bars:
             bar.stop()
     if summary.interrupted and not summary.stopped:
-        how = "SIGTERM" if signalled else "Ctrl-C"
-        click.echo(
-            f"harness run: interrupted ({how}) after {summary.skipped + summary.ran} of {summary.total} "
-            f"sessions; every finished one is kept. Resume: harness run --resume --out {out}",
-            err=True,
-        )
+        _interrupted(out, signalled, summary)
         return 128 + signalled[0] if signalled else INTERRUPTED_EXIT
     rate = summary.ran / summary.seconds if summary.seconds > 0 else 0.0
     click.echo(
@@ -751,9 +748,11 @@ def command(
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt(signalled: list[int]) -> Iterator[None]:
+def _signals_as_interrupt(signalled: list[int]) -> Iterator[None]:
     """SIGTERM stops the run as Ctrl-C does (finished sessions kept, the manifest 'interrupted',
-    the resume command shown); the signal is put in ``signalled``."""
+    the resume command shown); either signal is put in ``signalled``, so that a stop that a
+    library turned into another exception (a Dask cluster interrupted while it starts) is still
+    known for what it was."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -762,11 +761,33 @@ def _sigterm_as_interrupt(signalled: list[int]) -> Iterator[None]:
         signalled.append(signum)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stopped_by_signal(out: Path, signalled: list[int]) -> int:
+    """The exit of a run that a signal stopped while something else was raised (a Dask cluster
+    interrupted as it starts fails in its own words): the interrupted line. Without a signal, the
+    exception goes on (called from an ``except`` block)."""
+    if not signalled:
+        raise  # the exception being handled by the caller
+    _interrupted(out, signalled, None)
+    return 128 + signalled[0]
+
+
+def _interrupted(out: Path, signalled: list[int], summary: Any) -> None:
+    """The one line a stopped run ends with: how it was stopped, how far it got, how to go on."""
+    how = "SIGTERM" if signalled and signalled[0] == signal.SIGTERM else "Ctrl-C"
+    done = "" if summary is None else f" after {summary.skipped + summary.ran} of {summary.total} sessions"
+    click.echo(
+        f"harness run: interrupted ({how}){done}; every finished session is kept. "
+        f"Resume: harness run --resume --out {out}",
+        err=True,
+    )
 
 
 def measured_rate(grid: Grid, options: Any, seconds: float = RATE_SAMPLE_S) -> float | None:

@@ -110,7 +110,7 @@ def test_the_session_timeout_is_said_in_the_help(capsys: pytest.CaptureFixture[s
 
 def _start(agents: Path, out: Path, executor: str) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "harness.cli.main", "run", "flaky_weather", "--agents",
-            f"{agents}:Hangs,naive", "--seeds", "4", "--executor", executor, "--workers", "2",
+            f"naive,{agents}:Hangs", "--seeds", "4", "--executor", executor, "--workers", "2",
             "--out", str(out)]  # fmt: skip
     process = subprocess.Popen(
         argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -118,7 +118,11 @@ def _start(agents: Path, out: Path, executor: str) -> subprocess.Popen[str]:
     assert process.stderr is not None
     line = process.stderr.readline()
     assert "harness run: running" in line, line
-    time.sleep(3.0 if executor == "process" else 1.0)  # the workers are up, a session hangs
+    deadline = time.monotonic() + 120
+    while not list((out / "chunks").glob("*.parquet")):  # the workers are up: naive's sessions are in
+        assert time.monotonic() < deadline and process.poll() is None, "the run never wrote a session"
+        time.sleep(0.1)
+    time.sleep(1.0)  # and a session of Hangs hangs
     return process
 
 
@@ -127,8 +131,10 @@ def _start(agents: Path, out: Path, executor: str) -> subprocess.Popen[str]:
     [
         ("serial", signal.SIGINT),
         ("process", signal.SIGINT),
+        ("dask", signal.SIGINT),
         ("serial", signal.SIGTERM),
         ("process", signal.SIGTERM),
+        ("dask", signal.SIGTERM),
     ],
 )
 def test_the_first_ctrl_c_or_sigterm_stops_the_run_with_the_resume_command(
@@ -155,7 +161,10 @@ def test_the_first_ctrl_c_or_sigterm_stops_the_run_with_the_resume_command(
     for noise in ("Traceback", "KeyboardInterrupt", "leaked semaphore", "harness: aborted"):
         assert noise not in err
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
-    assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    deadline = time.monotonic() + 10  # the resource tracker ends on its own once the runner is gone
+    while [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]:
+        assert time.monotonic() < deadline, f"left running: {children}"
+        time.sleep(0.1)
 
 
 def test_a_grid_too_big_to_mean_is_not_started_without_yes(
