@@ -397,6 +397,18 @@ class AgentContractError(Exception):
 ACTION_NAMES = "CallTool, ListTools, Wait, Finish, GiveUp"
 
 
+def _wait_seconds(value: Any) -> float | None:
+    """A ``Wait``'s seconds as a float, or None for one no session can wait (infinite, NaN,
+    negative, not a number): virtual time must stay a finite, forward clock."""
+    if isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
 def _run(run: _Session) -> None:
     try:
         run.run()
@@ -404,7 +416,7 @@ def _run(run: _Session) -> None:
         raise
     except AgentContractError as exc:  # the message names what the agent did: no traceback to read
         run.status, run.end, run.error = "harness_error", "error", f"{type(exc).__name__}: {exc}"
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # an agent's sys.exit() ends its session, not the run
         run.status, run.end, run.error = "harness_error", "error", f"{type(exc).__name__}: {exc}"
         run.traceback = traceback.format_exc()
 
@@ -903,7 +915,12 @@ class _Session:
                 f"{self._act_name()} returned {type(action).__name__}; expected one of {ACTION_NAMES}"
             )
         if isinstance(action, Wait):
-            seconds = max(float(action.seconds), 0.0)
+            seconds = _wait_seconds(action.seconds)
+            if seconds is None:
+                raise AgentContractError(
+                    f"{self._act_name()} returned Wait({action.seconds!r}); a wait is a finite "
+                    "number of seconds, 0 or more"
+                )
             self.clock.advance(seconds)
             self.trace.note(self.steps, action="wait", seconds=seconds, clock=self.clock.now)
             return Waited(seconds, self.clock.now)

@@ -16,6 +16,7 @@ of the page.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import uuid
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from harness.errors import UserError
+from harness.errors import OutputError, UserError
 from harness.view.run import DIMENSIONS, LIST_COLUMNS, RunView, jsonable
 from harness.view.server import STATIC
 from harness.view.sources import Source
@@ -232,6 +233,7 @@ def write_html(source: Source, out: Path, *, max_sessions: int, by: str = "agent
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise UserError(f"--html {out}: cannot write ({exc.strerror or exc})") from None
+        with contextlib.suppress(OSError):  # on a read-only file system the cleanup fails too
+            tmp.unlink(missing_ok=True)
+        raise OutputError(f"--html {out}: cannot write ({exc.strerror or exc})") from None
     return {"bytes": len(text.encode("utf-8")), "sample": document["info"].get("sample")}

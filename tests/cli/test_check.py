@@ -76,14 +76,14 @@ def test_a_budget_too_small_is_named(tmp_path: Path) -> None:
     assert "the step budget (max_steps = 1) ran out" in check.line()
 
 
-def test_harness_check_exits_1_naming_each_problem(
+def test_harness_check_names_each_problem_and_exits_2_for_a_broken_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "broken.toml"
     bad.write_text('tools = ["book"]\nmax_steps = "many"\n')
     good, unsolvable = _scenario(tmp_path, expect=True), _scenario(tmp_path, expect=False)
     code, out, err = cli(["check", "flaky_weather", str(good), str(unsolvable), str(bad)], capsys)
-    assert code == 1, err
+    assert code == 2, err  # a broken file is a usage mistake, as for every command (README)
     lines = out.strip().splitlines()
     assert len(lines) == 4
     assert lines[0].startswith("ok ") and "flaky_weather: solvable" in lines[0]
@@ -95,6 +95,10 @@ def test_harness_check_exits_1_naming_each_problem(
     code, out, _ = cli(["check", str(good), "--json"], capsys)
     assert code == 0
     assert json.loads(out)["status"] == "baseline_unsolvable"
+    code, out, _ = cli(["check", "flaky_weather", str(unsolvable)], capsys)
+    assert code == 1  # every file loads; one cannot be solved
+    code, out, _ = cli(["check", "--help"], capsys)
+    assert "Exit 2 when one does not load" in " ".join(out.split())
 
 
 def test_a_served_scenario_has_its_keys_checked_and_says_the_oracle_is_not_run(
@@ -108,7 +112,7 @@ def test_a_served_scenario_has_its_keys_checked_and_says_the_oracle_is_not_run(
     broken = tmp_path / "served.toml"
     broken.write_text(served.read_text().replace("max_steps = 20", 'max_steps = "many"'))
     code, out, _ = cli(["check", str(broken)], capsys)
-    assert code == 1 and out.startswith("FAIL ") and "max_steps" in out
+    assert code == 2 and out.startswith("FAIL ") and "max_steps" in out
     assert "unknown key" not in out  # read as a served scenario, not as a catalogue one
 
 
