@@ -298,3 +298,21 @@ def test_an_unreachable_scheduler_is_one_user_error_and_the_run_stays_resumable(
         )
     assert "\n" not in str(exc.value)
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "interrupted"
+
+
+def test_blocks_of_few_seeds_are_put_together_into_tasks_and_a_contiguous_task_is_one_chunk() -> None:
+    # A study's block is one scenario and agent with its 5 seeds under every strategy: alone, each
+    # would be a task and a chunk of 25 rows, whose parquet write and read cost as much as its sessions.
+    from harness.batch.runner import _runs, _tasks
+
+    g = Grid(tuple(f"s{i}" for i in range(6)), ("a", "b"), ("is_error", "collapse"), ("typical",), range(2))
+    tasks = list(_tasks(g, set(), size=8))  # blocks of 2 seeds x 2 strategies: two to a task
+    assert [len(t) for t in tasks] == [8] * 6
+    assert [c for t in tasks for c in t] == [c for b in g.iter_blocks(2) for c in b]
+    for task in tasks:
+        runs = list(_runs(g, task))
+        assert len(runs) == 1 and runs[0][0] == g.index(task[0])
+    shuffled = tasks[0][::-1]  # runs come out in grid order whatever the task's order
+    ((first, members),) = _runs(g, shuffled)
+    assert first == g.index(tasks[0][0])
+    assert [shuffled[i] for i in members] == tasks[0]

@@ -400,35 +400,46 @@ def _tasks(
 ) -> Iterator[list[Cell]]:
     """Cells still to run, cut into tasks of about ``size`` (:meth:`Grid.iter_blocks`).
 
-    A task holds a block of seeds under every strategy, so the sessions that share a fault-free
-    baseline run in one process, which runs it once. Its cells come in grid order, as runs of
-    consecutive positions; each run is written as its own chunk (:func:`_runs`), so every chunk
-    covers one contiguous range and sorting chunks by their first position gives grid order.
-    Cells already ``done``, and those of the agents in ``skip`` (they call a model, and run
-    apart), are left out.
+    A task holds whole blocks of seeds under every strategy, so the sessions that share a
+    fault-free baseline run in one process, which runs it once; consecutive blocks are put
+    together up to ``size`` sessions (a study's block is one scenario and agent, 25 sessions: a
+    task of one block would be a chunk, and a chunk's write and read cost the parent about as
+    much as its sessions). Each run of consecutive grid positions in a task is written as its
+    own chunk (:func:`_runs`), so every chunk covers one contiguous range and sorting chunks by
+    their first position gives grid order. Cells already ``done``, and those of the agents in
+    ``skip`` (they call a model, and run apart), are left out.
     """
     per_block = max(1, size // max(1, len(grid.strategies)))
+    task: list[Cell] = []
     for block in grid.iter_blocks(per_block):
         if skip and block[0].agent in skip:
             continue
-        task = [cell for cell in block if cell.key() not in done] if done else block
-        if task:
+        cells = [cell for cell in block if cell.key() not in done] if done else block
+        if not cells:
+            continue
+        if task and len(task) + len(cells) > size:
             yield task
+            task = []
+        task.extend(cells)
+    if task:
+        yield task
 
 
-def _runs(grid: Grid, cells: Sequence[Cell]) -> Iterator[tuple[int, int, int]]:
-    """The runs of consecutive grid positions in ``cells`` (in grid order): ``(first, i, j)``,
-    the first position and the slice ``cells[i:j]`` of each."""
-    start, first, last = 0, -2, -2
-    for i, cell in enumerate(cells):
-        index = grid.index(cell)
-        if index != last + 1:
-            if i:
-                yield first, start, i
-            start, first = i, index
-        last = index
-    if cells:
-        yield first, start, len(cells)
+def _runs(grid: Grid, cells: Sequence[Cell]) -> Iterator[tuple[int, list[int]]]:
+    """The runs of consecutive grid positions in ``cells`` (in any order), in grid order:
+    ``(first, members)``, the first position and the indices into ``cells`` of each run's
+    cells, in grid order."""
+    positions = [grid.index(cell) for cell in cells]
+    members: list[int] = []
+    last = -2
+    for i in sorted(range(len(cells)), key=positions.__getitem__):
+        if positions[i] != last + 1 and members:
+            yield positions[members[0]], members
+            members = []
+        members.append(i)
+        last = positions[i]
+    if members:
+        yield positions[members[0]], members
 
 
 POOL_FROM = 1_000
@@ -616,8 +627,8 @@ def _write(
 
     try:
         for task, outcomes in finished():
-            for first, i, j in _runs(grid, task):
-                results.write_chunk([o.row for o in outcomes[i:j]], first=first)
+            for first, members in _runs(grid, task):
+                results.write_chunk([outcomes[i].row for i in members], first=first)
             failed = [
                 (cell.label(), o.error) for cell, o in zip(task, outcomes, strict=True) if o.error is not None
             ]
