@@ -11,6 +11,8 @@ still where wall seconds do not.
 
 The phases, in the order a run meets them:
 
+* ``imports``: the modules the command loads before it runs (the interpreter's own start is
+  not counted);
 * ``sampling``: the families' scenarios drawn and the grid built (``build_grid``);
 * ``pre-check``: the oracle run on every scenario before any session (``unsolvable``);
 * ``sessions``: the sessions and their fault-free baselines; with one worker they run in this
@@ -54,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 PHASES = (
+    "imports",
     "sampling",
     "pre-check",
     "sessions",
@@ -137,13 +140,14 @@ def _wrap(owner: Any, attr: str, timings: Timings, name: str, patches: list[tupl
 
 def time_study(workers: int, out: Path, extra: tuple[str, ...] = ()) -> Timings:
     """Run ``harness run --study --workers N --out OUT [EXTRA]`` here, its phases timed."""
-    from harness.batch import results, runner
-    from harness.cli import compare
-    from harness.cli import run as run_cli_module
-    from harness.cli.main import cli, run_cli
-    from harness.sim import session
-
     timings = Timings()
+    wall, here, kids = time.perf_counter(), _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    with timings.phase("imports"):  # what the command imports before it runs (pandas, pyarrow...)
+        from harness.batch import results, runner
+        from harness.cli import compare
+        from harness.cli import run as run_cli_module
+        from harness.cli.main import cli, run_cli
+        from harness.sim import session
     patches: list[tuple[Any, str, Any]] = []
     _wrap(run_cli_module, "build_grid", timings, "sampling", patches)
     _wrap(run_cli_module, "unsolvable", timings, "pre-check", patches)
@@ -167,7 +171,6 @@ def time_study(workers: int, out: Path, extra: tuple[str, ...] = ()) -> Timings:
     patches.append((runner._EXECUTORS, "serial", runner._EXECUTORS["serial"]))
     runner._EXECUTORS["serial"] = serial
     argv = ["run", "--study", "--out", str(out), "--workers", str(workers), *extra]
-    wall, here, kids = time.perf_counter(), _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
             rc = run_cli(cli, argv)
@@ -196,7 +199,17 @@ def time_study(workers: int, out: Path, extra: tuple[str, ...] = ()) -> Timings:
             part["other"] -= part.get("pickling", 0.0)
         timings.total_here -= timings.here.get("pickling", 0.0)
         timings.total_wall -= timings.wall.get("pickling", 0.0)
-    top = ("sampling", "pre-check", "sessions", "writing", "consolidation", "reading", "statistics", "other")
+    top = (
+        "imports",
+        "sampling",
+        "pre-check",
+        "sessions",
+        "writing",
+        "consolidation",
+        "reading",
+        "statistics",
+        "other",
+    )
     timings.wall["rest"] = timings.total_wall - sum(timings.wall.get(p, 0.0) for p in top)
     timings.here["rest"] = timings.total_here - sum(timings.here.get(p, 0.0) for p in top)
     return timings
