@@ -31,10 +31,12 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import itertools
 import json
+import operator
 import os
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,8 +205,13 @@ def refuse_duplicates(df: pd.DataFrame, keys: Sequence[str], where: str | Path) 
 def _table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     # Every column any row has, in order of first appearance: from_pylist would take the first
     # row's keys alone, and a short error row first would drop the other rows' columns.
-    names = list(dict.fromkeys(k for row in rows for k in row))
-    table = pa.Table.from_pydict({n: [row.get(n) for row in rows] for n in names})
+    names = list(dict.fromkeys(itertools.chain.from_iterable(rows)))
+    columns: Iterable[Sequence[Any]]
+    if len(names) > 1 and all(len(row) == len(names) for row in rows):  # every row, every column
+        columns = zip(*map(operator.itemgetter(*names), rows), strict=True)  # transposed in C
+    else:
+        columns = [[row.get(n) for row in rows] for n in names]
+    table = pa.Table.from_arrays([pa.array(c) for c in columns], names=names)
     # Empty lists alone infer list<null>; pin list columns to list<int64> so chunks concatenate.
     for i, fld in enumerate(table.schema):
         if pa.types.is_list(fld.type) and pa.types.is_null(fld.type.value_type):
@@ -212,12 +219,134 @@ def _table(rows: Sequence[dict[str, Any]]) -> pa.Table:
     return table
 
 
-def _part_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
+def _table_bytes(table: pa.Table) -> bytes:
     """A part file (a chunk, a baselines part): read once, when it is consolidated, so written
     without column statistics or dictionary pages; the consolidated file gets both."""
     sink = pa.BufferOutputStream()
-    pq.write_table(_table(rows), sink, write_statistics=False, use_dictionary=False)
+    pq.write_table(table, sink, write_statistics=False, use_dictionary=False)
     return bytes(sink.getvalue().to_pybytes())
+
+
+def _part_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
+    return _table_bytes(_table(rows))
+
+
+def _chunk_first(path: Path) -> int:
+    """The grid position of a chunk's first row, from its name (``part-<first>-<id>.parquet``)."""
+    return int(path.name.split("-")[1])
+
+
+AHEAD_ROWS = 2 * ROW_GROUP
+"""Rows :class:`_Ahead` holds in memory at most, waiting for the rows before them in grid order;
+a chunk that would go over is read back from its file at the end instead."""
+
+
+class _Ahead:
+    """``sessions.parquet`` written while the run goes, from the chunks' tables as they are written.
+
+    The consolidation reads every chunk back and writes them, in grid order, into row groups of
+    :data:`ROW_GROUP`; this does the same with the tables the parent has just built, as soon as
+    the rows before them in grid order are in (a temporary file, renamed into place only when
+    the run is complete). A chunk that arrives before its turn is held, up to
+    :data:`AHEAD_ROWS` rows; past that it is left on disk, and read back at the end as the
+    consolidation would. The file is byte for byte the one the consolidation writes from the
+    same chunks: same schema (every chunk's must be the first's, else this gives up and the
+    consolidation runs as before), same row groups, same writer.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.tmp = directory / f".{SESSIONS}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.schema: pa.Schema | None = None
+        self.writer: pq.ParquetWriter | None = None
+        self.cursor = 0
+        """The grid position of the next row to write."""
+        self.written: set[int] = set()
+        """The first positions of the chunks written so far."""
+        self.held: dict[int, pa.Table] = {}
+        self.held_rows = 0
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
+        self.given_up = False
+
+    def add(self, first: int, table: pa.Table, path: Path) -> None:
+        """A chunk whose file (``path``) is written: its rows go in now, or when their turn comes."""
+        if self.given_up:
+            return
+        if self.schema is None:
+            # As the chunk reads back: a list's item is named "element" in a parquet file
+            # (equal types to Arrow, but the name is in the file the consolidation writes).
+            self.schema = pq.read_schema(path)
+        if not table.schema.equals(self.schema):
+            self.give_up()
+            return
+        table = table.cast(self.schema)
+        if first != self.cursor:
+            if self.held_rows + table.num_rows <= AHEAD_ROWS:
+                self.held[first] = table
+                self.held_rows += table.num_rows
+            return
+        self._put(first, table)
+        while self.cursor in self.held:
+            table = self.held.pop(self.cursor)
+            self.held_rows -= table.num_rows
+            self._put(self.cursor, table)
+
+    def _put(self, first: int, table: pa.Table) -> None:
+        self.written.add(first)
+        self.cursor = first + table.num_rows
+        self.pending.append(table)
+        self.pending_rows += table.num_rows
+        if self.pending_rows >= ROW_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.tmp, self.schema)
+        self.writer.write_table(pa.concat_tables(self.pending))
+        self.pending, self.pending_rows = [], 0
+        pa.default_memory_pool().release_unused()  # as the consolidation does, each group
+
+    def finish(self, chunks: Sequence[Path], read: Callable[[Path], pa.Table]) -> Path | None:
+        """The whole file from ``chunks`` (every chunk of the run, in name order), or None when
+        it cannot be (then nothing is left of it, and the consolidation runs)."""
+        try:
+            if self.given_up or self.schema is None:
+                return None
+            before = {_chunk_first(c) for c in chunks if _chunk_first(c) < self.cursor}
+            if before != self.written:  # a chunk this did not see lies before the cursor
+                return None
+            for c in chunks:
+                first = _chunk_first(c)
+                if first < self.cursor:
+                    continue
+                table = self.held.pop(first, None)
+                if table is None:
+                    table = read(c)
+                if not table.schema.equals(self.schema):
+                    return None
+                self._put(first, table)
+            self._flush()
+            if self.writer is None:
+                return None
+            self.writer.close()
+            self.writer = None
+            return self.tmp
+        finally:
+            if self.writer is not None or self.given_up:
+                self.give_up()
+
+    def give_up(self) -> None:
+        """Drop the file and what is held (the chunks on disk hold every row)."""
+        self.given_up = True
+        self.held.clear()
+        self.pending.clear()
+        if self.writer is not None:
+            with contextlib.suppress(Exception):
+                self.writer.close()
+            self.writer = None
+        self.tmp.unlink(missing_ok=True)
 
 
 class ResultsDir:
@@ -228,6 +357,8 @@ class ResultsDir:
         self.manifest = manifest
         self.lock: WriterLock | None = None
         """Held while this object writes the run (:meth:`create`, :meth:`claim`)."""
+        self._ahead: _Ahead | None = None
+        """``sessions.parquet`` being written as the chunks come (:meth:`write_ahead`)."""
 
     # -- creating and opening ------------------------------------------------------
 
@@ -368,8 +499,22 @@ class ResultsDir:
         """
         (self.path / CHUNKS).mkdir(exist_ok=True)
         path = self.path / CHUNKS / f"part-{first:012d}-{uuid.uuid4().hex[:8]}.parquet"
-        atomic_write_bytes(path, _part_bytes(rows))
+        table = _table(rows)
+        atomic_write_bytes(path, _table_bytes(table))
+        if self._ahead is not None:
+            self._ahead.add(first, table, path)
         return path
+
+    def write_ahead(self) -> None:
+        """From now on, write ``sessions.parquet`` as the chunks come (:class:`_Ahead`), so that
+        :meth:`consolidate` need not read them back; :meth:`stop_ahead` drops what it wrote."""
+        self.stop_ahead()
+        self._ahead = _Ahead(self.path)
+
+    def stop_ahead(self) -> None:
+        if self._ahead is not None:
+            self._ahead.give_up()
+            self._ahead = None
 
     def _chunks(self) -> list[Path]:
         chunk_dir = self.path / CHUNKS
@@ -433,6 +578,18 @@ class ResultsDir:
                 c.unlink(missing_ok=True)
             self._drop_chunk_dir()
             return self._stats([self.path / SESSIONS])
+        ahead, self._ahead = self._ahead, None
+        tmp = ahead.finish(chunks, self._read) if ahead is not None else None
+        if tmp is None:
+            tmp = self._consolidate(chunks)
+        os.replace(tmp, self.path / SESSIONS)
+        for c in chunks:
+            c.unlink(missing_ok=True)
+        self._drop_chunk_dir()
+        return self._stats([self.path / SESSIONS])
+
+    def _consolidate(self, chunks: Sequence[Path]) -> Path:
+        """Every chunk, read back in grid order, into a temporary ``sessions.parquet``."""
         schema = pa.schema([])
         for c in chunks:  # one schema at a time: a million-session run has ten thousand chunks
             schema = pa.unify_schemas([schema, pq.read_schema(c)], promote_options="permissive")
@@ -455,11 +612,7 @@ class ResultsDir:
                     pool.release_unused()
             if pending:
                 writer.write_table(pa.concat_tables(pending))
-        os.replace(tmp, self.path / SESSIONS)
-        for c in chunks:
-            c.unlink(missing_ok=True)
-        self._drop_chunk_dir()
-        return self._stats([self.path / SESSIONS])
+        return tmp
 
     def _drop_chunk_dir(self) -> None:
         """Remove ``chunks/`` once ``sessions.parquet`` holds every row (and temporaries left in it)."""

@@ -543,11 +543,13 @@ def run_batch(
         done = set()
     if resume:
         results.manifest.update(_concurrency(grid, options, executor))
+    results.write_ahead()  # sessions.parquet as the chunks come, not read back from them at the end
     try:
         return _write(
             results, grid, done, executor, options, workers, scheduler, progress, started, budget or Budget()
         )
     finally:
+        results.stop_ahead()
         results.release()
 
 
