@@ -396,7 +396,11 @@ def default_out(root: str | os.PathLike[str] = Path("results")) -> Path:
 
 
 def _tasks(
-    grid: Grid, done: set[tuple[Any, ...]], size: int, skip: frozenset[str] = frozenset()
+    grid: Grid,
+    done: set[tuple[Any, ...]],
+    size: int | Callable[[int], int],
+    skip: frozenset[str] = frozenset(),
+    total: int = 0,
 ) -> Iterator[list[Cell]]:
     """Cells still to run, cut into tasks of about ``size`` (:meth:`Grid.iter_blocks`).
 
@@ -404,12 +408,17 @@ def _tasks(
     fault-free baseline run in one process, which runs it once; consecutive blocks are put
     together up to ``size`` sessions (a study's block is one scenario and agent, 25 sessions: a
     task of one block would be a chunk, and a chunk's write and read cost the parent about as
-    much as its sessions). Each run of consecutive grid positions in a task is written as its
-    own chunk (:func:`_runs`), so every chunk covers one contiguous range and sorting chunks by
-    their first position gives grid order. Cells already ``done``, and those of the agents in
-    ``skip`` (they call a model, and run apart), are left out.
+    much as its sessions). ``size`` may be a function of the sessions not yet handed out (of
+    ``total``), so that tasks shrink as the run nears its end (:func:`task_sizes`); blocks are
+    then cut to the smallest task it gives (``size(0)``). Each run of consecutive grid
+    positions in a task is written as its own chunk (:func:`_runs`), so every chunk covers one
+    contiguous range and sorting chunks by their first position gives grid order. Cells already
+    ``done``, and those of the agents in ``skip`` (they call a model, and run apart), are left
+    out.
     """
-    per_block = max(1, size // max(1, len(grid.strategies)))
+    per_block = max(1, (size if isinstance(size, int) else size(0)) // max(1, len(grid.strategies)))
+    left = total
+    limit = size if isinstance(size, int) else size(left)
     task: list[Cell] = []
     for block in grid.iter_blocks(per_block):
         if skip and block[0].agent in skip:
@@ -417,8 +426,10 @@ def _tasks(
         cells = [cell for cell in block if cell.key() not in done] if done else block
         if not cells:
             continue
-        if task and len(task) + len(cells) > size:
+        if task and len(task) + len(cells) > limit:
             yield task
+            left -= len(task)
+            limit = size if isinstance(size, int) else size(left)
             task = []
         task.extend(cells)
     if task:
@@ -468,10 +479,29 @@ MAX_TASK = 500
 (the tasks in flight) while keeping the parent's per-chunk cost (a parquet write and,
 later, a read) small beside the sessions it carries."""
 
+MIN_TASK = 50
+"""Sessions per task at least as tasks shrink toward the end of a run (:func:`task_sizes`),
+unless the run's first tasks are smaller."""
+
 
 def task_size(remaining: int, workers: int) -> int:
     """About eight tasks per worker (so the tail balances), at most :data:`MAX_TASK`."""
     return max(1, min(MAX_TASK, remaining // max(1, workers * 8)))
+
+
+def task_sizes(remaining: int, workers: int) -> int | Callable[[int], int]:
+    """The size of each next task, given the sessions not yet handed out.
+
+    With one worker, :func:`task_size` of the whole run. With more, tasks shrink as the run
+    nears its end, down to :data:`MIN_TASK` (or the first task's size, if smaller): the run
+    ends when its last task does, and a worker that finds nothing left waits for the others'
+    last tasks, about half a task on average; a 500-session task is most of a second.
+    """
+    first = task_size(remaining, workers)
+    if workers <= 1:
+        return first
+    least = min(MIN_TASK, first)
+    return lambda left: max(least, min(first, left // (2 * workers)))
 
 
 ProgressFn = Callable[..., None]
@@ -607,7 +637,7 @@ def _write(
     cells = ModelCells(grid, done, options) if model else None
     usage = Usage() if model else None
     scripted = remaining - (cells.count if cells is not None else 0)
-    tasks = _tasks(grid, done, task_size(scripted, workers), model)
+    tasks = _tasks(grid, done, task_sizes(scripted, workers), model, scripted)
 
     def shown(n: int, now: Usage) -> None:
         if advance:

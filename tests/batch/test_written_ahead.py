@@ -21,7 +21,7 @@ import pytest
 from harness.batch import results as results_module
 from harness.batch.grid import Grid
 from harness.batch.results import CHUNKS, SESSIONS, ResultsDir
-from harness.batch.runner import _runs, _tasks, run_batch
+from harness.batch.runner import _runs, _tasks, run_batch, task_sizes
 from harness.batch.worker import error_row
 from harness.fixtures.fakes import fake_options
 
@@ -141,6 +141,22 @@ def test_a_run_stopped_leaves_no_file_written_ahead_and_resumes_to_the_same_tabl
     whole = run_batch(grid, tmp_path / "whole", executor="serial", options=fake_options()).frame
     stable = [c for c in whole.columns if c != "wall_time_s"]
     pd.testing.assert_frame_equal(ResultsDir.open(run).read_rows()[stable], whole[stable])
+
+
+def test_tasks_shrink_toward_the_end_of_a_run_on_two_workers_and_cover_every_cell_once() -> None:
+    grid = Grid(("s1",), ("a",), ("is_error", "masked", "collapse", "escape", "input_required"), ("typical",),
+                range(1600))  # fmt: skip
+    tasks = list(_tasks(grid, set(), task_sizes(len(grid), 2), total=len(grid)))
+    sizes = [len(t) for t in tasks]
+    assert sizes[0] == 500 and sizes[-1] == 50 and sizes == sorted(sizes, reverse=True)
+    cells = [c for t in tasks for c in t]
+    assert len(cells) == len(set(cells)) == len(grid)
+    for task in tasks:  # whole seeds under every strategy: each baseline runs in one task
+        seeds = {c.seed for c in task}
+        assert len(task) == len(seeds) * len(grid.strategies)
+    assert task_sizes(len(grid), 1) == 500  # one worker: no tail to balance
+    small = Grid(("s1",), ("a", "b"), ("is_error",), ("typical",), range(20))
+    assert [len(t) for t in _tasks(small, set(), task_sizes(len(small), 2), total=len(small))] == [2] * 20
 
 
 def test_a_copy_of_chunks_consolidates_the_same_with_or_without_the_tables(tmp_path: Path) -> None:
