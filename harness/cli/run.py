@@ -162,6 +162,58 @@ def unsolvable(grid: Grid, sources: tuple[tuple[str, str], ...]) -> list[str]:
     return lines
 
 
+def warn_unsolvable(lines: list[str]) -> None:
+    """The pre-check's lines on stderr: the first :data:`UNSOLVABLE_SHOWN`, then a count."""
+    for line in lines[:UNSOLVABLE_SHOWN]:
+        click.echo(f"harness run: warning: {line}", err=True)
+    if len(lines) > UNSOLVABLE_SHOWN:
+        click.echo(
+            f"harness run: warning: {len(lines) - UNSOLVABLE_SHOWN} more scenarios are unsolvable even "
+            "by the oracle (harness check names them, for files harness generate writes)",
+            err=True,
+        )
+
+
+def load_comparison() -> None:
+    """Import what the comparison needs (pandas, scipy, statsmodels: most of its time in a study)."""
+    import harness.cli.compare
+    import harness.report.stats  # noqa: F401
+
+
+class Beside(threading.Thread):
+    """Work of this process's own, done in a thread while a pool's workers run the sessions.
+
+    A run on a process pool leaves this process waiting on its workers most of the time; the
+    oracle's pre-check (:func:`unsolvable`) and the comparison's imports would otherwise come
+    before and after the run, each with one core busy and the other idle. The steps run in
+    order and print nothing (what they have to say is kept for the main thread, so that it
+    does not land in the middle of the progress lines); an exception from one is raised again
+    by :meth:`finish`, once the run is over. A run that is interrupted does not wait for them:
+    the thread is a daemon, and what it found is dropped.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="beside-the-run", daemon=True)
+        self.steps: list[Callable[[], None]] = []
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            for step in self.steps:
+                step()
+        except BaseException as exc:  # raised again in the main thread, by finish()
+            self.error = exc
+
+    def finish(self) -> None:
+        """Wait for the steps (run in this thread if never started), then raise what they raised."""
+        if self.ident is None:
+            self.run()
+        else:
+            self.join()
+        if self.error is not None:
+            raise self.error
+
+
 def given_names(values: tuple[str, ...], what: str) -> tuple[str, ...]:
     """The names given (``a,b`` or repeated); a value that names nothing (``""``, ``","``) is
     refused rather than read as "not given", which would run every one."""
@@ -691,21 +743,25 @@ def command(
             f"strategies x {len(grid.seeds)} seeds; this may take a few minutes",
             err=True,
         )
+    # With a pool, this process mostly waits on its workers: what it has to do of its own before
+    # the run or after it (the oracle's check, loading the comparison's libraries) is done then,
+    # and the check's warnings are printed once the run is over.
+    beside = Beside() if executor == "process" else None
+    oracle_lines: list[str] = []
     if not resume and options.session_fn != SERVED_SESSION_FN:  # the oracle cannot see a real server
-        lines = unsolvable(grid, sources)
-        for line in lines[:UNSOLVABLE_SHOWN]:
-            click.echo(f"harness run: warning: {line}", err=True)
-        if len(lines) > UNSOLVABLE_SHOWN:
-            click.echo(
-                f"harness run: warning: {len(lines) - UNSOLVABLE_SHOWN} more scenarios are unsolvable even "
-                "by the oracle (harness check names them, for files harness generate writes)",
-                err=True,
-            )
+        if beside is not None:
+            beside.steps.append(lambda: oracle_lines.extend(unsolvable(grid, sources)))
+        else:
+            warn_unsolvable(unsolvable(grid, sources))
+    if beside is not None and not no_compare:
+        beside.steps.append(load_comparison)
     click.echo(f"harness run: {verb} {len(grid)} sessions -> {out} ({where})", err=True)
     bars: list[Any] = []
     signalled: list[int] = []
     try:
         with _signals_as_interrupt(signalled):
+            if beside is not None:
+                beside.start()
             summary = run_batch(
                 grid,
                 out,
@@ -738,6 +794,9 @@ def command(
     if summary.interrupted and not summary.stopped:
         _interrupted(out, signalled, summary)
         return 128 + signalled[0] if signalled else INTERRUPTED_EXIT
+    if beside is not None:
+        beside.finish()
+        warn_unsolvable(oracle_lines)
     rate = summary.ran / summary.seconds if summary.seconds > 0 else 0.0
     click.echo(
         f"harness run: ran {summary.ran} sessions in {summary.seconds:.1f}s ({rate:,.0f}/s), "

@@ -7,14 +7,19 @@ seconds this process spent in it, and the CPU seconds of the worker processes (r
 ``RUSAGE_CHILDREN`` once the pool has ended; a real Dask cluster's workers are not this
 process's children, and are not counted). A phase's share is of the run's CPU seconds, this
 process's and the workers' together: on a machine shared with other work, CPU seconds hold
-still where wall seconds do not.
+still where wall seconds do not. A phase's CPU seconds here are its own thread's
+(``time.thread_time``), so that work done in a thread beside the run is not counted twice;
+what pyarrow's own threads spend is in ``rest``. A phase's wall seconds spent beside the run
+are shown and are not taken out of ``rest``.
 
 The phases, in the order a run meets them:
 
 * ``imports``: the modules the command loads before it runs (the interpreter's own start is
   not counted);
 * ``sampling``: the families' scenarios drawn and the grid built (``build_grid``);
-* ``pre-check``: the oracle run on every scenario before any session (``unsolvable``);
+* ``pre-check``: the oracle run on every scenario (``unsolvable``): before any session with one
+  worker, in a thread beside the run with a pool (``harness.cli.run.Beside``), where its wall
+  seconds overlap the batch's and are not taken out of ``rest``;
 * ``sessions``: the sessions and their fault-free baselines; with one worker they run in this
   process (and ``baselines`` is their baselines' part of them), with a pool in the workers;
 * ``pickling``: with one worker, what a pool would add to send each task's outcomes back (one
@@ -23,7 +28,8 @@ The phases, in the order a run meets them:
 * ``writing``: the finished tasks' rows turned into parquet and written as chunks;
 * ``consolidation``: the chunks gathered into ``sessions.parquet`` (and the manifest's counts);
 * ``reading``: ``sessions.parquet`` read back for the comparison;
-* ``statistics``: the comparison (``print_comparison``);
+* ``statistics``: the comparison (``print_comparison``) and, with a pool, the loading of its
+  libraries beside the run (``load_comparison``);
 * ``other``: the rest of this process's time in the batch (the pool's start, results arriving
   and unpickled, waiting for workers: wall seconds with little CPU);
 * ``rest``: the rest of the command (imports as they are needed, the summary lines).
@@ -49,6 +55,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -90,15 +97,20 @@ class Timings:
     total_workers: float = 0.0
     sessions: int = 0
     executor: str = ""
+    beside: dict[str, float] = field(default_factory=dict)
+    """Wall seconds of each phase spent in another thread than the main one, beside the batch."""
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        wall, here = time.perf_counter(), _cpu(resource.RUSAGE_SELF)
+        wall, here = time.perf_counter(), time.thread_time()
         try:
             yield
         finally:
-            self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - wall
-            self.here[name] = self.here.get(name, 0.0) + _cpu(resource.RUSAGE_SELF) - here
+            wall = time.perf_counter() - wall
+            self.wall[name] = self.wall.get(name, 0.0) + wall
+            self.here[name] = self.here.get(name, 0.0) + time.thread_time() - here
+            if threading.current_thread() is not threading.main_thread():
+                self.beside[name] = self.beside.get(name, 0.0) + wall
 
     def table(self, title: str) -> str:
         total = self.total_here + self.total_workers or 1.0
@@ -116,8 +128,11 @@ class Timings:
             share = f"{100 * cpu / total:.1f}%"
             if name == "baselines" or (name == "pickling" and self.executor == "serial"):
                 share = f"({share})"  # inside sessions, or an estimate beside the run
+            wall = f"{self.wall.get(name, 0.0):.2f}"
+            if name in self.beside:
+                wall = f"{wall} ({self.beside[name]:.2f} beside)"  # overlapping the batch's
             lines.append(
-                f"| {name} | {self.wall.get(name, 0.0):.2f} | {self.here.get(name, 0.0):.2f} "
+                f"| {name} | {wall} | {self.here.get(name, 0.0):.2f} "
                 f"| {self.workers.get(name, 0.0):.2f} | {share} |"
             )
         return "\n".join(lines)
@@ -156,6 +171,7 @@ def time_study(workers: int, out: Path, extra: tuple[str, ...] = ()) -> Timings:
     _wrap(results.ResultsDir, "consolidate_baselines", timings, "consolidation", patches)
     _wrap(runner.BatchSummary, "frame", timings, "reading", patches)
     _wrap(compare, "print_comparison", timings, "statistics", patches)
+    _wrap(run_cli_module, "load_comparison", timings, "statistics", patches)  # its imports
     _wrap(session, "_baseline_success", timings, "baselines", patches)
     _wrap(runner, "run_batch", timings, "batch", patches)
     serial_cells = runner.run_cells
@@ -210,7 +226,9 @@ def time_study(workers: int, out: Path, extra: tuple[str, ...] = ()) -> Timings:
         "statistics",
         "other",
     )
-    timings.wall["rest"] = timings.total_wall - sum(timings.wall.get(p, 0.0) for p in top)
+    timings.wall["rest"] = timings.total_wall - sum(
+        timings.wall.get(p, 0.0) - timings.beside.get(p, 0.0) for p in top
+    )
     timings.here["rest"] = timings.total_here - sum(timings.here.get(p, 0.0) for p in top)
     return timings
 
@@ -223,8 +241,8 @@ def _one(workers: int, extra: tuple[str, ...]) -> Timings:
     if done.returncode:
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-3000:]}")
     data = json.loads(done.stdout)
-    timings = Timings(**{k: v for k, v in data.items() if k not in ("wall", "here", "workers")})
-    for name in ("wall", "here", "workers"):
+    timings = Timings(**{k: v for k, v in data.items() if k not in ("wall", "here", "workers", "beside")})
+    for name in ("wall", "here", "workers", "beside"):
         getattr(timings, name).update(data[name])
     return timings
 

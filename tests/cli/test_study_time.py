@@ -27,3 +27,13 @@ def test_a_pool_s_sessions_are_the_workers_cpu(tmp_path: Path) -> None:
     assert timings.sessions == 125 and timings.total_workers > 0
     assert timings.workers["sessions"] == timings.total_workers
     assert timings.here.get("sessions", 0.0) == 0.0 and "| writing |" in timings.table("--workers 2")
+
+
+def test_a_pool_s_pre_check_runs_beside_the_batch_and_is_not_taken_out_of_the_rest_twice(
+    tmp_path: Path,
+) -> None:
+    timings = time_study(2, tmp_path / "study", (*SMALL, "--executor", "process"))
+    assert timings.beside["pre-check"] == timings.wall["pre-check"] > 0
+    assert "beside" in timings.table("--workers 2") and timings.wall["rest"] >= 0
+    parts = sum(timings.here.get(p, 0.0) for p in PHASES if p not in ("baselines", "pickling"))
+    assert abs(parts - timings.total_here) < 1e-6  # CPU by thread: still adds up
