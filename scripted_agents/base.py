@@ -45,7 +45,7 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.scenario import Option, Subgoal, Task
+from harness.sim.scenario import Option, Subgoal, Task, answered
 from harness.sim.seeding import np_random
 from scripted_agents.fixes import fix_value
 
@@ -235,6 +235,8 @@ class ScriptedAgent(Agent):
         self.acted = 0
         self.answers: dict[str, ToolResult] = {}
         """What it read for each read subgoal: what its Finish reports to the user."""
+        self.unanswered: set[str] = set()
+        """Subgoals whose call answered with nothing (``[]``, an empty text: :func:`answered`)."""
         self.messages_read = self.instructed = 0
         self.after_instruction: CallTool | None = None
         self._new_subgoal()
@@ -245,12 +247,20 @@ class ScriptedAgent(Agent):
 
     def report(self) -> str:
         """What it tells the user in words as it finishes (``Finish.text``): the task's
-        ``plan_output`` once every call of its plan has answered (a model would write that answer
-        from what it read; docs/worlds.md), else only the texts it read. Empty for a task with no
-        ``plan_output``, as every simulated task is."""
-        if self.sg >= len(self.task.subgoals):
+        ``plan_output`` once every call of its plan has answered something (:func:`answered`: a
+        model would write that answer from what it read; docs/worlds.md), else only the texts it
+        read. Empty for a task with no ``plan_output``, as every simulated task is."""
+        if self.sg >= len(self.task.subgoals) and not (self.task.plan_output and self.unanswered):
             return self.task.plan_output
         return "\n".join(obs.text for obs in self.answers.values())
+
+    def noted(self, obs: ToolResult) -> None:
+        """Note whether the current subgoal's call answered something a report can rest on."""
+        name = self.task.subgoals[self.sg].name
+        if answered(obs.text):
+            self.unanswered.discard(name)
+        else:
+            self.unanswered.add(name)
 
     def finish(self) -> Finish:
         """Tell the user the task is done: the answers read, and the report in words."""
@@ -441,6 +451,7 @@ class ScriptedAgent(Agent):
             return self.resend_write()
         if self.checks_content and not looks_ok(obs):
             return self.on_garbled(obs)
+        self.noted(obs)
         subgoal = self.task.subgoals[self.sg]
         read_only = self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is True
         if read_only:

@@ -134,6 +134,18 @@ ORDERS: tuple[str, ...] = ("strict", "any")
 or ``any`` (only the ``after`` of each subgoal binds)."""
 
 
+EMPTY_ANSWERS: frozenset[str] = frozenset({"", "[]", "{}"})
+"""Result texts that answer nothing: an empty string (AgentDojo's ``read_file`` of a missing
+file), an empty list (a search for a name nothing has any more), an empty object."""
+
+
+def answered(text: str) -> bool:
+    """Whether a call's result says something a report can be written from (not one of
+    :data:`EMPTY_ANSWERS`): a model that read only ``[]`` cannot tell the user what the plan's
+    author read there."""
+    return text.strip() not in EMPTY_ANSWERS
+
+
 @dataclass(frozen=True)
 class Task:
     """What the agent is asked to do: subgoals, in the stated order unless ``order = "any"``."""
@@ -144,8 +156,13 @@ class Task:
     plan_output: str = ""
     """What the task's author says the agent should tell the user once every call of its plan has
     answered (a world task's ground-truth output, docs/worlds.md); empty for the harness's own
-    tasks. A scripted agent that got an answer to every call of its plan reports it in
-    ``Finish.text``, standing in for the model that would have written it from what it read."""
+    tasks. A scripted agent that got an answer (:func:`answered`) to every call of its plan
+    reports it in ``Finish.text``, standing in for the model that would have written it from what
+    it read."""
+    world: str = ""
+    """The world the task comes from (``agentdojo``), empty for the harness's own: on a world a
+    scripted agent repairs only with what the texts, the world's tool list and earlier results
+    say (``scripted_agents/world.py``), never with the harness's own fixes."""
 
     @functools.cached_property
     def predecessors(self) -> tuple[tuple[int, ...], ...]:

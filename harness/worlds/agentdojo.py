@@ -33,7 +33,7 @@ import inspect
 import re
 import sys
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -257,6 +257,15 @@ class Episode:
         self.runtime = FunctionsRuntime(self.suite.tools)
         self.calls: list[WorldCall] = []
         """Every call that reached the runtime, in order (what AgentDojo calls the functions trace)."""
+
+    def alter(self, change: Callable[[Any], None]) -> None:
+        """Change the world before the session's first call (a world event: another user renamed
+        a file), and keep the changed world as ``pre``: the judge then compares what the agent
+        did with the world it met, not with the one its plan was made on."""
+        if self.calls:
+            raise RuntimeError("a world is altered before its first call, not during the session")
+        change(self.env)
+        self.pre = self.env.model_copy(deep=True)
 
     def run(self, function: str, args: Mapping[str, Any], now_s: float = 0.0) -> str:
         """Run ``function`` in this world at ``now_s`` virtual seconds; its result as AgentDojo puts

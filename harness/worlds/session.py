@@ -80,6 +80,7 @@ from harness.sim.session import (
 )
 from harness.sim.trace import Trace
 from harness.worlds import BASELINE_FN, LOADER, SESSION_FN, WORLD, agentdojo
+from harness.worlds.events import EVENT_KINDS, Change, apply_event, reword, substitute
 from harness.worlds.scenario import WorldScenario, load_source
 
 __all__ = ["BASELINE_FN", "LOADER", "SESSION_FN", "run_world_baseline", "run_world_session", "world_check"]
@@ -279,11 +280,17 @@ class WorldSession:
         self.tools: dict[str, CatalogueTool] = {}
         self.server: MCPServer | None = None
         self.client: MCPClient | None = None
+        self.change: Change | None = None
+        """What a world event changed before the first call (None: no event)."""
 
     # -- the stack --------------------------------------------------------------------------------
 
     def _build(self) -> Host:
         self.episode = agentdojo.Episode(self.sc.suite, self.sc.task_id)
+        if self.sc.condition in EVENT_KINDS:
+            self.change = apply_event(self.episode, self.sc.name, self.sc.condition)
+            if self.change is not None:
+                self.trace.note(0, world_event=self.change.to_json())
         version = agentdojo.installed_version() or ""
         self.server = server = MCPServer(
             f"{WORLD}-{self.sc.suite}",
@@ -383,8 +390,11 @@ class WorldSession:
         if self.era == "stateless":
             client.listen(tools=True)
         tools = client.list_tools()
+        task = self.sc.task
+        if self.agent.omniscient and self.change is not None:  # the oracle knows the new state
+            task = replace(task, plan_output=reword(task.plan_output, self.change.pairs))
         self.agent.reset(
-            self.sc.task, tools, derive_seed("agent", self.sc.name, seed_name(self.agent_name), self.seed)
+            task, tools, derive_seed("agent", self.sc.name, seed_name(self.agent_name), self.seed)
         )
         bind = getattr(self.agent, "bind", None)
         if self.agent.omniscient and callable(bind):
@@ -672,7 +682,8 @@ class _OracleView:
         return dict(server.tools[tool].input_schema)
 
     def fixes(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        out = dict(arguments)
+        change = self._s.change
+        out = dict(substitute(arguments, change.pairs) if change is not None else arguments)
         for rule in self._s.sc.faults:
             avoid = FAULT_KIND_TABLE[rule.kind].avoid
             if rule.tool == tool and avoid is not None:
