@@ -48,6 +48,7 @@ from harness.sim.agent import (
 from harness.sim.scenario import Option, Subgoal, Task, answered
 from harness.sim.seeding import np_random
 from scripted_agents.fixes import fix_value
+from scripted_agents.world import WorldWalker
 
 REMEDY_OF: dict[str, str] = {
     "transient": "retry",
@@ -144,6 +145,9 @@ MAX_INSTRUCTIONS = 2
 BACKOFF_S = 1.0
 """The first wait of ``fixed`` and ``exponential`` backoff, in virtual seconds."""
 
+WORLD_RETRIES = 3
+"""On a world, the retries of the fixed order when ``retry_budget`` is unset (scripted_agents/world.py)."""
+
 KNOBS: dict[str, Knob] = {
     "retry_budget": Knob("blind retries of an option before switching to another (or giving up)"),
     "backoff": Knob(
@@ -197,6 +201,11 @@ class ScriptedAgent(Agent):
     max_attempts: ClassVar[int] = 8
     """Calls of one option before moving on to the next (or giving up)."""
     knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "step_budget")
+    repairs_on_worlds: ClassVar[bool] = False
+    """On a world task (``Task.world``), walk it with :class:`scripted_agents.world.WorldWalker`:
+    the repair moves that use only the texts, the world's tool list and earlier results."""
+    reads: ClassVar[bool] = True
+    """Whether it reads error texts at all (the ``blind`` control does not)."""
 
     retry_budget: int | None = None
     """Blind retries of an option; None: 1 or 2, the generator's first draw (:attr:`guess_retries`)."""
@@ -239,7 +248,24 @@ class ScriptedAgent(Agent):
         """Subgoals whose call answered with nothing (``[]``, an empty text: :func:`answered`)."""
         self.messages_read = self.instructed = 0
         self.after_instruction: CallTool | None = None
+        self.walker: WorldWalker | None = None
+        if task.world and self.repairs_on_worlds:
+            self.walker = WorldWalker(
+                task, tools, reads=self.reads, trust=self.trust, follows=MAX_INSTRUCTIONS,
+                retries=WORLD_RETRIES if self.retry_budget is None else self.retry_budget,
+                wait=self.world_wait, step_budget=self.step_budget,
+            )  # fmt: skip
         self._new_subgoal()
+
+    def world_wait(self, k: int) -> float:
+        """The backoff before the k-th retry of the fixed order on a world: none, fixed (1 s), or
+        exponential (1, 2, 4 s; also what ``random`` means there, so that a reader and the blind
+        control wait alike)."""
+        if self.backoff == "none":
+            return 0.0
+        if self.backoff == "fixed":
+            return BACKOFF_S
+        return BACKOFF_S * 2.0 ** (k - 1)
 
     def answer(self) -> dict[str, str]:
         """What it tells the user it read: each read subgoal's result, as text."""
@@ -314,6 +340,8 @@ class ScriptedAgent(Agent):
     # -- the episode ---------------------------------------------------------------------
 
     def act(self, observation: Observation) -> Action:
+        if self.walker is not None:
+            return self.walker.act(observation)
         action = self.observe(observation)
         if (
             observation.notifications  # mostly empty: the cheapest test first
@@ -583,6 +611,8 @@ class ScriptedAgent(Agent):
 
     def session_metrics(self) -> dict[str, int]:
         """The error texts it acted on (the session's ``messages_read``)."""
+        if self.walker is not None:
+            return {"messages_read": self.walker.messages_read}
         return {"messages_read": self.messages_read}
 
     def on_schema_error(self) -> Action:

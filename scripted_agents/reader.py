@@ -24,6 +24,7 @@ class ReaderAgent(ScriptedAgent):
     summary = "Reads error text: waits, retries, fixes arguments, narrows, switches; verifies writes."
     checks_content = True
     verifies = True
+    repairs_on_worlds = True
     knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "trust", "relist", "step_budget")
 
     def on_error(self, text: str, obs: ToolResult) -> Action:
