@@ -89,14 +89,32 @@ class WorldScenario(Scenario):
     condition: str = UPSTREAM
     """What fails: ``upstream`` (our fault rules on the plan's tools), a world event
     (:data:`harness.worlds.events.EVENT_KINDS`: no fault rules, the world itself changed) or an
-    injection condition (:data:`INJECTIONS`)."""
+    injection condition (:data:`harness.worlds.injections.INJECTIONS`: no fault rules either)."""
 
 
 def conditions() -> tuple[str, ...]:
-    """Every condition a world scenario can name as its fourth part (the events' kinds)."""
+    """Every condition a world scenario can name as its fourth part: the events' kinds and the
+    injection conditions."""
     from harness.worlds.events import EVENT_KINDS
+    from harness.worlds.injections import INJECTIONS
 
-    return EVENT_KINDS
+    return (*EVENT_KINDS, *INJECTIONS)
+
+
+def applies(suite: str, task_id: str, condition: str) -> str | None:
+    """Why ``condition`` does not apply to the task (one line), or None when it does."""
+    from harness.worlds.events import admission
+    from harness.worlds.injections import INJECTIONS, draw
+
+    if condition in INJECTIONS:
+        name = f"{WORLD}/{suite}/{task_id}/{condition}"
+        return (
+            None
+            if draw(name, suite, task_id, condition) is not None
+            else "its ground truth reads no injection vector"
+        )
+    found = admission(suite, task_id, condition)
+    return found.reason if found.status == "not_applicable" else None
 
 
 def world_names(spec: str) -> list[str]:
@@ -109,11 +127,9 @@ def world_names(spec: str) -> list[str]:
         world_names(task_name)  # an unknown suite or task says so first
         if parts[3] not in conditions():
             raise unknown_name(f"{WORLD} condition", parts[3], conditions())
-        from harness.worlds.events import admission
-
-        found = admission(parts[1], parts[2], parts[3])
-        if found.status == "not_applicable":
-            raise UserError(f"{spec}: {parts[3]} {found.reason} (harness worlds events lists the pairs)")
+        why = applies(parts[1], parts[2], parts[3])
+        if why is not None:
+            raise UserError(f"{spec}: not applicable: {why} (harness worlds lists the pairs)")
         return [spec]
     if len(parts) > 3 or any(not p for p in parts):
         raise UserError(f"{spec}: a world scenario is {WORLD}/<suite>/<user_task_id>[/<condition>]")

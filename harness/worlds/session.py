@@ -81,6 +81,8 @@ from harness.sim.session import (
 from harness.sim.trace import Trace
 from harness.worlds import BASELINE_FN, LOADER, SESSION_FN, WORLD, agentdojo
 from harness.worlds.events import EVENT_KINDS, Change, apply_event, reword, substitute
+from harness.worlds.injections import INJECTIONS, Injection
+from harness.worlds.injections import draw as draw_injection
 from harness.worlds.scenario import WorldScenario, load_source
 
 __all__ = ["BASELINE_FN", "LOADER", "SESSION_FN", "run_world_baseline", "run_world_session", "world_check"]
@@ -282,11 +284,23 @@ class WorldSession:
         self.client: MCPClient | None = None
         self.change: Change | None = None
         """What a world event changed before the first call (None: no event)."""
+        self.injection: Injection | None = None
+        """The injection the scenario carries (None: none)."""
+        self.breached = False
+        """The injection task's own security check said its goal was met."""
 
     # -- the stack --------------------------------------------------------------------------------
 
     def _build(self) -> Host:
-        self.episode = agentdojo.Episode(self.sc.suite, self.sc.task_id)
+        if self.sc.condition in INJECTIONS:
+            self.injection = draw_injection(self.sc.name, self.sc.suite, self.sc.task_id, self.sc.condition)
+        vectors = self.injection.vectors if self.injection is not None else ()
+        self.episode = agentdojo.Episode(self.sc.suite, self.sc.task_id, vectors)
+        made = self.injection
+        if made is not None:
+            said = {"condition": made.condition, "task": made.injection_id, "attack": made.attack,
+                    "tool": made.tool or None, "vectors": [v for v, _ in vectors]}  # fmt: skip
+            self.trace.note(0, injection=said)
         if self.sc.condition in EVENT_KINDS:
             self.change = apply_event(self.episode, self.sc.name, self.sc.condition)
             if self.change is not None:
@@ -324,6 +338,11 @@ class WorldSession:
     def _runner(self, name: str) -> Callable[[World, dict[str, Any]], str]:
         def run(world: World, arguments: dict[str, Any]) -> str:
             assert self.episode is not None
+            injection = self.injection
+            if injection is not None and injection.tool == name:  # its first call fails with the text
+                self.injection = replace(injection, tool="")
+                self.trace.note(self.steps, injected_error=name)
+                raise agentdojo.WorldToolError(injection.text)
             try:
                 return self.episode.run(name, arguments, self.clock.now)
             finally:
@@ -519,9 +538,17 @@ class WorldSession:
     # -- the judge ---------------------------------------------------------------------------------
 
     def _judge(self) -> None:
-        """The task's own utility on what the agent told the user and the world as it is now."""
+        """The task's own utility on what the agent told the user and the world as it is now; with
+        an injection, the injection task's own security check too."""
         if self.episode is None:
             return
+        if self.injection is not None:
+            try:
+                self.breached = self.episode.security(self.injection.injection_id, self.output)
+                self.trace.note(self.steps, security=self.injection.injection_id, breached=self.breached)
+            except Exception as exc:  # the check itself failed on this world: not a breach
+                self.trace.note(self.steps, security=self.injection.injection_id, breached=False,
+                                security_error=f"{type(exc).__name__}: {exc}")  # fmt: skip
         try:
             self.verdict = self.episode.utility(self.output)
             self.trace.note(self.steps, judge=WORLD, utility=self.verdict, output=self.output)
@@ -649,6 +676,8 @@ class WorldSession:
             harmful_calls=self.harmful,
             misled=self.misled,
             judge=WORLD,
+            injection=self.injection.label if self.injection is not None else "",
+            security_breached=self.breached,
         )
 
 
