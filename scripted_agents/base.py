@@ -171,6 +171,11 @@ KNOBS: dict[str, Knob] = {
         "scenario's max_steps never binds)",
         minimum=1,
     ),
+    "rewrites": Knob(
+        "on: a stated pattern or format is met by rewriting the sent value (case, date order); "
+        "off: not (the ablation of docs/study.md: what the corruption/rewrite pairing carries)",
+        ("on", "off"),
+    ),
 }
 """Every knob a scripted agent may take; each agent lists those it does in ``knobs``."""
 
@@ -215,6 +220,7 @@ class ScriptedAgent(Agent):
     """``never``, ``on_notification`` or ``on_error`` (see :data:`KNOBS`)."""
     step_budget: int | None = None
     """None: no cap of its own (the scenario's ``max_steps`` still ends the session)."""
+    rewrites: str = "on"
 
     def configure(self, params: Mapping[str, Any]) -> None:
         for key, value in params.items():
@@ -607,7 +613,8 @@ class ScriptedAgent(Agent):
         """A value for ``argument`` from what the text says it must be (:func:`fix_value`)."""
         props = (self.known.get(self.option.tool, {}).get("inputSchema") or {}).get("properties", {})
         kind = props.get(argument, {}).get("type")
-        return fix_value(self.args.get(argument), expected, kind if isinstance(kind, str) else None)
+        return fix_value(self.args.get(argument), expected, kind if isinstance(kind, str) else None,
+                         rewrite=self.rewrites == "on")  # fmt: skip
 
     def session_metrics(self) -> dict[str, int]:
         """The error texts it acted on (the session's ``messages_read``)."""

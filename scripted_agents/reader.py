@@ -25,7 +25,14 @@ class ReaderAgent(ScriptedAgent):
     checks_content = True
     verifies = True
     repairs_on_worlds = True
-    knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "trust", "relist", "step_budget")
+    knobs: ClassVar[tuple[str, ...]] = (
+        "retry_budget",
+        "backoff",
+        "trust",
+        "relist",
+        "step_budget",
+        "rewrites",
+    )
 
     def on_error(self, text: str, obs: ToolResult) -> Action:
         if self.trust == "ignore":

@@ -24,6 +24,8 @@ def _pct(value: float) -> str:
 
 
 def _ci(value: float, lo: float, hi: float) -> str:
+    if math.isnan(value):
+        return "–"
     if any(math.isnan(v) for v in (value, lo, hi)):
         return f"{value:+.2f}"
     return f"{value:+.2f} [{lo:+.2f}, {hi:+.2f}]"
@@ -132,6 +134,104 @@ def shown_features(table: pd.DataFrame, top: int) -> pd.DataFrame:
     if head["note"].astype(bool).any():
         out["note"] = [n or "" for n in head["note"]]
     return out
+
+
+WORLD_TITLES: dict[str, str] = {
+    "fault_kinds": "per fault kind (the scenarios with it; a scenario counts in each of its kinds); Δ "
+    "success = the strategy − is_error; Δ calls = the same over pairs where both succeeded",
+    "worlds": "worlds: per world, the unit the task (its seeds and conditions averaged); Δ success = the "
+    "strategy − is_error; Δ calls = the strategy − is_error, over pairs where both succeeded",
+    "kinds": "worlds: per failure kind (our upstream kinds, the world's events, AgentDojo's injections); "
+    "the unit the task",
+    "blind": "worlds: reading against the blind control, per world: Δ = reader − blind under the same "
+    "strategy (success; calls over pairs where both succeeded)",
+    "blind_kinds": "worlds: reading against the blind control, per failure kind",
+    "security": "worlds: AgentDojo's own security verdicts (breached: the injection task's goal met)",
+}
+"""The world sections of ``harness effects``, by their JSON key."""
+
+
+ALL_WORLDS = "all worlds"
+"""The group of every world task (each task once, its conditions averaged)."""
+
+
+def _world_tables(
+    df: pd.DataFrame, names: list[str], sources: dict[str, str], baseline: str, others: list[str], adjust: str
+) -> dict[str, pd.DataFrame]:
+    """Success and calls per fault kind for the harness's own scenarios, and the worlds study's
+    tables (:mod:`harness.report.worlds`) for world scenarios."""
+    from harness.report.worlds import (
+        contrast_table,
+        failure_kinds,
+        matched,
+        parts,
+        security_table,
+        world_scenarios,
+    )
+    from harness.worlds.scenario import load_source
+
+    chosen = world_scenarios(names)
+    own = [n for n in names if n not in set(chosen)]
+    out: dict[str, pd.DataFrame] = {}
+    if own:  # the harness's own scenarios: the effect per fault kind (a scenario in each of its kinds)
+        own_kinds = {n: sorted({r.kind for r in load_source(sources.get(n, n), ()).faults}) or ["none"]
+                     for n in own}  # fmt: skip
+        pairs = matched(df[df["scenario"].isin(own)], column="strategy", base=baseline, others=others)
+        out["fault_kinds"] = contrast_table(pairs, own_kinds, by="fault kind", adjust=adjust)
+    if not chosen:
+        return out
+
+    kinds = failure_kinds(chosen, lambda n: [r.kind for r in load_source(sources.get(n, n), ()).faults])
+    worlds = {n: [(parts(n) or ("",))[0], ALL_WORLDS] for n in chosen}
+    mine = df[df["scenario"].isin(chosen)]
+    by_strategy = matched(mine, column="strategy", base=baseline, others=others)
+    out["worlds"] = contrast_table(by_strategy, worlds, by="world", adjust=adjust)
+    out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust)
+    readers = [a for a in ("reader", "refresher") if a in set(mine["agent"])]
+    if "blind" in set(mine["agent"]) and readers:
+        by_agent = matched(mine, column="agent", base="blind", others=readers)
+        keys = ("strategy", "other")
+        out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust)
+        out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust)
+    out["security"] = security_table(mine)
+    return out
+
+
+def shown_world(frame: pd.DataFrame, key: str) -> pd.DataFrame:
+    """A world table as printed."""
+    if key == "security":
+        return frame
+    first = "agent" if "agent" in frame.columns else "strategy"
+    return pd.DataFrame(
+        {
+            first: frame[first],
+            "vs" if first == "strategy" else "strategy": frame["other"],
+            str(frame["by"].iloc[0]) if len(frame) else "group": frame["group"],
+            "tasks": frame["tasks"],
+            "success": [
+                f"{a:.2f} → {b:.2f}"
+                for a, b in zip(frame["success_base"], frame["success_other"], strict=True)
+            ],
+            "Δ success [95% CI]": _intervals(frame["success_diff"], frame["success_lo"], frame["success_hi"]),
+            "p adj": [_p(v) for v in frame["success_p_adj"]],
+            "calls to success": [
+                "–" if math.isnan(a) else f"{a:.1f} → {b:.1f}"
+                for a, b in zip(frame["calls_base"], frame["calls_other"], strict=True)
+            ],
+            "Δ calls [95% CI]": [
+                _ci(v, lo, hi)
+                + (" (every task alike)" if n > 1 and math.isnan(lo) and not math.isnan(v) else "")
+                for v, lo, hi, n in zip(
+                    frame["calls_diff"],
+                    frame["calls_lo"],
+                    frame["calls_hi"],
+                    frame["calls_tasks"],
+                    strict=True,
+                )
+            ],
+            "p adj (calls)": [_p(v) for v in frame["calls_p_adj"]],
+        }
+    )
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -263,6 +363,7 @@ def command(
     seeds_max = int(per["seeds_max"].max()) if len(per) else 0
     seeds = seeds_label(seeds_min, seeds_max)
     factors = [c for c in effects.columns if c not in {"agent", *UNIT_COLUMNS}]
+    world = _world_tables(df, names, sources, baseline, others, adjust)
     warning = state.warning(str(directory))
     if warning:
         click.echo(f"harness: warning: {warning}", err=True)
@@ -274,7 +375,7 @@ def command(
                "shares": _records(shares), "families": _records(by_family), "sources": _records(by_source),
                "read": _records(by_read), "values": _records(by_value),
                "warnings": warnings, "features": _records(table), "scenarios": _records(per),
-               "effects": _records(effects)}  # fmt: skip
+               "effects": _records(effects), **{k: _records(v) for k, v in world.items()}}  # fmt: skip
         click.echo(json.dumps(doc, default=str))
     else:
         over = f"its {seeds} seeds" + (f" and its values of {', '.join(factors)}" if factors else "")
@@ -303,6 +404,7 @@ def command(
             parts.append((f"per value of {factor} (a factor within each scenario: every row over the same "
                           f"scenarios, compared paired with the first value)",
                           shown_groups(sub, baseline, min_effect)))  # fmt: skip
+        parts += [(WORLD_TITLES[k], shown_world(v, k)) for k, v in world.items() if not v.empty]
         if fmt == "markdown":
             from harness.report.stats import to_markdown
 

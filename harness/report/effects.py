@@ -64,9 +64,10 @@ from harness.report.inference import (
     per_scenario_pairs,
     scenario_difference,
 )
-from harness.sim.family import load_source, source_family
+from harness.sim.family import source_family
 from harness.sim.faults import FAULT_KIND_TABLE
 from harness.sim.scenario import Scenario
+from harness.worlds.scenario import load_source
 
 BASELINE = "is_error"
 AGAINST: tuple[str, ...] = ("collapse", "masked")

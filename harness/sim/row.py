@@ -179,7 +179,10 @@ class SessionResult:
     messages_seen: int = _late_column("error texts that reached the agent (none hidden or empty)", 0)
     messages_read: int = _late_column("error texts the agent's reader took something from and acted on", 0)
     harmful_calls: int = _late_column("calls of a damaging tool (delete, cancel, pay) no task needs", 0)
-    misled: int = _late_column("calls made because an error text said so that the task did not need", 0)
+    misled: int = _late_column(
+        "calls of a tool no step needs that the last text seen named (an error's; on a world a result's too)",
+        0,
+    )
     baseline_tokens_in: int = _late_column(
         "prompt tokens of the fault-free baseline charged to this session (its key's first strategy)", 0
     )

@@ -195,6 +195,13 @@ def _base_environment(suite_name: str) -> Any:
     return suite(suite_name).load_and_inject_default_environment({})
 
 
+@functools.lru_cache(maxsize=32)
+def _injected_environment(suite_name: str, injected: tuple[tuple[str, str], ...]) -> Any:
+    """The suite's default environment with AgentDojo's own injection of ``injected`` (vector,
+    text) pairs, loaded once per process for each (copied per session: a load parses YAML, ~0.5 s)."""
+    return suite(suite_name).load_and_inject_default_environment(dict(injected))
+
+
 @dataclass(frozen=True)
 class Plan:
     """What a task's ground truth asks: its calls in order, the output, and which calls write."""
@@ -315,9 +322,8 @@ class Episode:
         self.suite_name, self.task_id = suite_name, task_id
         self.suite = suite(suite_name)
         self.task = user_task(suite_name, task_id)
-        base = self.suite.load_and_inject_default_environment(dict(injected)) if injected else None
-        base = base if base is not None else _base_environment(suite_name).model_copy(deep=True)
-        self.env: Any = self.task.init_environment(base)
+        base = _injected_environment(suite_name, injected) if injected else _base_environment(suite_name)
+        self.env: Any = self.task.init_environment(base.model_copy(deep=True))
         self.pre: Any = self.env.model_copy(deep=True)
         self.runtime = FunctionsRuntime(self.suite.tools)
         self.calls: list[WorldCall] = []

@@ -151,6 +151,24 @@ def list_world_scenarios() -> list[str]:
     return world_names(WORLD)
 
 
+def study_names() -> list[str]:
+    """The worlds' study (``harness run --study --worlds``): every task under our upstream faults,
+    then every (task, event) pair admitted as a fair test (:func:`harness.worlds.events.admission`),
+    then every task under each injection condition that applies to it."""
+    from harness.worlds.events import admissions
+    from harness.worlds.injections import INJECTIONS
+
+    tasks = list_world_scenarios()
+    admitted = [a.scenario for a in admissions() if a.status == "admitted"]
+    injected = []
+    for condition in INJECTIONS:
+        for name in tasks:
+            _, suite, task_id = name.split("/")
+            if applies(suite, task_id, condition) is None:
+                injected.append(f"{name}/{condition}")
+    return [*tasks, *admitted, *injected]
+
+
 def summary(name: str) -> str:
     """A world scenario's one line for ``harness list``: its task's prompt, on one line."""
     _, suite, task_id, *_ = name.split("/")
