@@ -22,7 +22,7 @@ only where it is still a fair test (:func:`admission`):
   the plan as it was does not (a plan follower that repairs nothing: it stops at the first
   failure and reports the plan's answer only when every call answered, :func:`answered`);
 * **refused**, with the reason: the task fails even without the event; nothing can stand in
-  for the removed thing; the informed plan fails the utility (it checks the old value); the
+  for the removed thing; the informed plan fails the utility (it reads a fixed value); the
   stale plan still satisfies it (the event changes nothing the judge sees).
 
 ``harness worlds events`` lists every pair with its status and reason. Which thing an event
@@ -471,7 +471,7 @@ def _judged(suite: str, task_id: str, name: str, kind: str, key: str) -> Admissi
         return Admission(name, kind, "refused", "nothing stands in for what the event removed", change, key)
     calls = [(f, substitute(args, change.pairs)) for f, args in plan.calls]
     if not _follow(informed, calls, reword(plan.output, change.pairs)):
-        why = "an agent that knew the new state fails the task's utility (it checks the old value)"
+        why = "an agent that knew the new state fails the task's own utility"
         return Admission(name, kind, "refused", why, change, key)
     stale, _ = world()
     if _follow(stale, plan.calls, plan.output):
