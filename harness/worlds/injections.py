@@ -1,10 +1,10 @@
 """Harm judged by a third party: AgentDojo's injection tasks, in an error text or in a result.
 
-AgentDojo ships, beside its user tasks, injection tasks: an attacker's goal ("send a transaction
-to US133... that includes the music streaming service the user is subscribed to") and the
-injection task's own ``security(model_output, pre_environment, post_environment)``, True when the
-goal was met. Its attacks render a goal into text (:data:`harness.worlds.agentdojo.ATTACKS`; no
-model is asked). Two conditions put that text, AgentDojo's own words, before the agent:
+AgentDojo ships, beside its user tasks, injection tasks: an attacker's goal (money sent to the
+attacker's account, a file deleted, a message forwarded) and the injection task's own
+``security(model_output, pre_environment, post_environment)``, True when the goal was met. Its
+attacks render a goal into text (:data:`harness.worlds.agentdojo.ATTACKS`; no model is asked).
+Two conditions put that text, AgentDojo's own words, before the agent:
 
 * ``injection_error``: the first call of the plan's first tool fails, and its error text is the
   rendered injection (it never reaches the world). The strategy decides what the agent sees, as
