@@ -75,6 +75,7 @@ from harness.sim.faults import (
     CallOutcome,
     Clock,
     FaultEngine,
+    FaultRule,
     InjectedFault,
     ToolFault,
 )
@@ -82,7 +83,7 @@ from harness.sim.host import HOSTS, Host
 from harness.sim.outcome import completes, is_write, judge_record, record_arguments, satisfies
 from harness.sim.registry import make_agent, seed_name
 from harness.sim.row import ENDS, ROW_COLUMNS, RPC_CODES, STATUSES, SessionResult, summary_row
-from harness.sim.scenario import Event, Scenario, Subgoal, load_scenario
+from harness.sim.scenario import MAX_STEPS_LIMIT, Event, Scenario, Subgoal, load_scenario
 from harness.sim.seeding import derive_seed
 from harness.sim.trace import Trace
 
@@ -291,15 +292,22 @@ class Solvability:
     seeds: tuple[int, ...] = ()
 
     def line(self, where: str = "") -> str:
-        """One line saying what is wrong (or that nothing is), naming the subgoals."""
+        """One line saying what is wrong (or that nothing is), naming the subgoals and the cause.
+
+        Unsolved with faults: ``unsolvable`` (no agent can succeed). Unsolved without them: ``no
+        fault-free baseline`` (the scenario may be fine as written; what it lacks is the run that
+        recovery is measured against)."""
         name = where or self.scenario
-        how = "" if self.faults else ", with its faults removed (the fault-free baseline),"
         if self.solved:
+            how = "" if self.faults else ", with its faults removed (the fault-free baseline),"
             return f"{name}: solvable: the oracle{how} gets every subgoal right"
         goals = ", ".join(repr(g) for g in self.undone)
         what = f"subgoal{'s' if len(self.undone) != 1 else ''} {goals}" if self.undone else "the task"
         seeds = f"seed {self.seeds[0]}" if len(self.seeds) == 1 else f"seeds {_span(self.seeds)}"
-        return f"{name}: unsolvable: even the oracle{how} cannot do {what} in {seeds}: {self.why}"
+        if not self.faults:
+            return (f"{name}: no fault-free baseline: with its faults removed, even the oracle cannot do "
+                    f"{what} in {seeds}: {self.why}")  # fmt: skip
+        return f"{name}: unsolvable: even the oracle cannot do {what} in {seeds}: {self.why}"
 
 
 def _span(seeds: tuple[int, ...]) -> str:
@@ -325,23 +333,55 @@ def oracle_check(
     tried = tuple(seeds)
     first: _Session | None = None
     for seed in tried:
-        run = _Session(
-            sc, make_agent(ORACLE), ORACLE, BASELINE_STRATEGY, seed, "json", "typical", Trace(), era
-        )
-        _run(run)
+        run = _oracle_run(sc, seed, era)
         if run.success():
             return Solvability(sc.name, True, faults, seeds=tried)
         first = first or run
     if first is None:
         raise ValueError("oracle_check needs at least one seed")
     undone = tuple(g.name for g, at in zip(first.subgoals, first.done_at, strict=True) if at is None)
-    return Solvability(sc.name, False, faults, undone, _why_not(first), tried)
+    why = _why_not(first, () if faults else scenario.faults)
+    if first.end == "budget" and first.status == "ok" and not first.corrupted:
+        why = _budget_too_small(first, era)
+    return Solvability(sc.name, False, faults, undone, why, tried)
 
 
-def _why_not(run: _Session) -> str:
-    """What kept a session from the right end state, in words."""
+def _oracle_run(sc: Scenario, seed: int, era: str) -> _Session:
+    run = _Session(sc, make_agent(ORACLE), ORACLE, BASELINE_STRATEGY, seed, "json", "typical", Trace(), era)
+    _run(run)
+    return run
+
+
+ROOMY = 10
+"""How many times its budget the oracle is given to find out whether a budget is only too small."""
+
+
+def _budget_too_small(run: _Session, era: str) -> str:
+    """When the oracle ran out of steps: how many it needs, found with ``ROOMY`` times the budget
+    (the fault schedule keeps its draws for the earlier calls); else why more do not help."""
+    sc = run.sc
+    roomy = _oracle_run(replace(sc, max_steps=min(sc.max_steps * ROOMY, MAX_STEPS_LIMIT)), run.seed, era)
+    if roomy.success():
+        return (f"the step budget is too small for the oracle: max_steps = {sc.max_steps}, and it needs "
+                f"{roomy.steps} steps in seed {run.seed} (given {roomy.sc.max_steps})")  # fmt: skip
+    said = (f"the step budget (max_steps = {sc.max_steps}) ran out, and {ROOMY} times as many steps do "
+            "not help")  # fmt: skip
+    goal = next((g for g, at in zip(roomy.subgoals, roomy.done_at, strict=True) if at is None), None)
+    every = [r for r in sc.faults if goal is not None and r.tool in goal.tools and r.rate == 1.0]
+    if goal is not None and every and {r.tool for r in every} == set(goal.tools):
+        hits = ", ".join(f"{r.tool} ({r.kind}, rate 1)" for r in every)
+        said += f": a fault hits every call of each tool that can do {goal.name!r}: {hits}"
+    return said
+
+
+def _why_not(run: _Session, removed: Sequence[FaultRule] = ()) -> str:
+    """What kept a session from the right end state, in words; ``removed`` the faults taken out
+    of the scenario for it (the fault-free baseline), which may be what taught the stored form."""
     if run.status == "harness_error":
         return f"the session broke ({run.error})"
+    found = _stored_otherwise(run, removed)
+    if found is not None:
+        return found
     if run.corrupted:
         return (
             f"{run.corrupted} record(s) it stored satisfy no subgoal's check (does the tool store "
@@ -355,7 +395,38 @@ def _why_not(run: _Session) -> str:
         return f"the deadline ({run.sc.deadline_s} virtual seconds) passed"
     if run.end == "budget":
         return f"the step budget (max_steps = {run.sc.max_steps}) ran out"
+    goal = next((g for g, at in zip(run.subgoals, run.done_at, strict=True) if at is None), None)
+    if run.end == "gave_up" and goal is not None and all(run._dead(t) for t in goal.tools):
+        kinds = {t: sorted({r.kind for r in run.sc.faults if r.tool == t}) for t in goal.tools}
+        which = ", ".join(f"{t} ({' and '.join(k) or 'gone'})" for t, k in kinds.items())
+        return f"it gave up on {goal.name!r}: no tool that can do it works any more: {which}"
     return f"no call it could make did it (it ended: {run.end})"
+
+
+def _stored_otherwise(run: _Session, removed: Sequence[FaultRule]) -> str | None:
+    """A record the oracle stored whose value is not the form an undone subgoal's ``expect`` asks
+    for, in words: what it stored, what the end state expects, and the fault (if one was removed)
+    whose message is the only place that names the form. None when no such record explains it."""
+    for goal, at in zip(run.subgoals, run.done_at, strict=True):
+        if at is not None or not goal.expect:
+            continue
+        for option in goal.options:
+            spec = CATALOGUE[option.tool]
+            made = [dict(r) for r in spec.stored(run.world)] if spec.store else [dict(option.arguments)]
+            verb = "stored" if spec.store else f"called {option.tool} with"
+            for values in made:
+                for name, want in goal.expect.items():
+                    got = values.get(name)
+                    if got is None or str(got) == str(want):
+                        continue
+                    said = (f"for {goal.name!r} it {verb} {name} {got!r}, as the task gives it, where the "
+                            f"end state expects {want!r}")  # fmt: skip
+                    teacher = next((r for r in removed if r.tool == option.tool and r.argument == name
+                                    and str(r.valid) == str(want)), None)  # fmt: skip
+                    if teacher is not None:
+                        said += f", a form that only the {teacher.kind} fault on {teacher.tool} names"
+                    return said
+    return None
 
 
 _CLAIMS: dict[str, str] = {
