@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import click
 import pandas as pd
 
 from harness.batch.grid import split_names
-from harness.errors import UserError, unknown_name
-from harness.protocol.strategies import STRATEGIES
+from harness.errors import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from harness.batch.results import RunState
-    from harness.report.inference import Adjust, Unit
 
 FORMATS = ("table", "markdown", "csv", "json")
 UNITS = ("scenario", "session")
@@ -48,57 +44,27 @@ def print_comparison(
     above it; csv and json: the ``unit`` and ``adjust`` columns, and json's top level).
     ``state`` says whether the rows are a finished run's; partial rows are printed under a
     warning (above the table and in its title; on stderr for csv; ``complete: false`` and
-    the manifest's ``status`` in json), never as if they were a finished comparison.
+    the manifest's ``status`` in json), never as if they were a finished comparison. What is
+    printed is built by :func:`harness.report.documents.comparison`, as the viewer's page is.
     """
-    from harness.report.inference import describe_inference
-    from harness.report.stats import compare, display_frame, to_markdown
+    from harness.report.documents import comparison, dumps
 
-    if baseline not in set(df["strategy"]):
-        if baseline not in STRATEGIES:
-            raise unknown_name("--baseline strategy", baseline, STRATEGIES)
-        raise UserError(
-            f"--baseline {baseline}: no sessions with that strategy (have: {sorted(set(df.strategy))})"
-        )
-    for col in by:
-        if col not in df.columns:
-            raise unknown_name("--by column", col, map(str, df.columns))
-    if unit not in UNITS:
-        raise unknown_name("--unit", unit, UNITS)
-    if adjust not in ADJUSTMENTS:
-        raise unknown_name("--adjust", adjust, ADJUSTMENTS)
-    table = compare(df, by=by, baseline=baseline, k=k, unit=cast("Unit", unit), adjust=cast("Adjust", adjust))
-    inference = describe_inference(unit, adjust)
-    warning = state.warning(source) if state is not None else ""
+    shown = comparison(
+        df, by=by, baseline=baseline, k=k, unit=unit, adjust=adjust, source=source, state=state
+    )
+    warning = shown.warning
     if fmt == "csv":
         if warning:
             click.echo(f"harness: warning: {warning}", err=True)
-        click.echo(table.to_csv(index=False), nl=False)
+        click.echo(shown.table.to_csv(index=False), nl=False)
     elif fmt == "json":
-        records = [{k2: (None if isinstance(v, float) and math.isnan(v) else v) for k2, v in r.items()}
-                   for r in table.to_dict(orient="records")]  # fmt: skip
-        run: dict[str, Any] = state.to_json() if state is not None else {"complete": None, "status": None}
-        if warning:
-            run["warning"] = warning
-        doc = {"source": source, **run, "baseline": baseline, "k": k, "unit": unit, "adjust": adjust,
-               "inference": inference, "rows": records}  # fmt: skip
-        click.echo(json.dumps(doc, default=str))
+        click.echo(dumps(shown.document()))
     elif fmt == "markdown":
-        if warning:
-            click.echo(f"> **Warning:** {warning}\n")
-        click.echo(f"Baseline {baseline}; {inference}.\n")
-        click.echo(to_markdown(display_frame(table, k)))
+        click.echo(shown.markdown())
     else:
         if warning:
             click.echo(click.style(f"WARNING: {warning}", fg="yellow", bold=True))
-        print_table(display_frame(table, k), title=_title(source, baseline, state, inference))
-
-
-def _title(source: str, baseline: str, state: RunState | None, inference: str) -> str:
-    title = f"strategy comparison ({source}); baseline {baseline}; Δ = strategy − {baseline}; {inference}"
-    if state is not None and state.complete is False:
-        of = f" of {state.sessions_in_grid}" if state.sessions_in_grid is not None else ""
-        title = f"INCOMPLETE RUN ({state.sessions}{of} sessions, status {state.status or 'unknown'}): {title}"
-    return title
+        print_table(shown.shown, title=shown.title())
 
 
 def print_table(shown: pd.DataFrame, *, title: str) -> None:
