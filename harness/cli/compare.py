@@ -36,8 +36,11 @@ def print_comparison(
     state: RunState | None = None,
     unit: str = "scenario",
     adjust: str = "holm",
+    min_effect: float | None = None,
+    explain: bool = False,
 ) -> None:
-    """Compute and print the comparison of ``df`` in ``fmt``.
+    """Compute and print the comparison of ``df`` in ``fmt``, then (table and markdown) the run's
+    findings in words; with ``explain`` (always in markdown), what each column means.
 
     ``unit`` is the unit of inference and ``adjust`` the p-value adjustment across the table
     (:func:`harness.report.stats.compare`); the table's title names both (markdown: a line
@@ -50,8 +53,9 @@ def print_comparison(
     from harness.report.documents import comparison, dumps
 
     shown = comparison(
-        df, by=by, baseline=baseline, k=k, unit=unit, adjust=adjust, source=source, state=state
-    )
+        df, by=by, baseline=baseline, k=k, unit=unit, adjust=adjust, source=source, state=state,
+        min_effect=min_effect, with_findings=fmt != "csv",
+    )  # fmt: skip
     warning = shown.warning
     if fmt == "csv":
         if warning:
@@ -64,36 +68,69 @@ def print_comparison(
     else:
         if warning:
             click.echo(click.style(f"WARNING: {warning}", fg="yellow", bold=True))
-        print_table(shown.shown, title=shown.title())
+        from harness.report.display import comparison_parts
+
+        columns = [str(c) for c in shown.shown.columns]
+        print_table(shown.shown, title=shown.title(), parts=comparison_parts(columns))
+        if explain:
+            click.echo("\n" + "\n".join(_wrapped(line) for line in shown.legend()))
+        if shown.findings is not None:
+            click.echo("\n" + "\n".join(_wrapped(line) for line in shown.findings.text().splitlines()))
 
 
-def print_table(shown: pd.DataFrame, *, title: str) -> None:
-    """``shown`` as rich tables on stdout that fit the terminal; in a pipe no cell is ever split.
+def _wrapped(line: str) -> str:
+    """A line of words wrapped to the terminal (at most 100 columns), a bullet's text indented."""
+    import shutil
+    import textwrap
 
-    On a terminal too narrow for the whole table, its metric columns are dealt into
-    several tables, each repeating the key columns (those before ``n``), so every cell
-    stays on one line; only a terminal too narrow for the key columns alone folds cells.
-    In a pipe or a file there is no width to fit: one table as wide as its widest row.
+    width = min(shutil.get_terminal_size((100, 24)).columns, 100)
+    indent = "  " if line.startswith("- ") else ""
+    return textwrap.fill(line, width=width, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def print_table(shown: pd.DataFrame, *, title: str, parts: Sequence[Sequence[str]] | None = None) -> None:
+    """``shown`` as rich tables on stdout that fit the terminal; no cell is ever split.
+
+    ``parts`` groups the metric columns into tables of their own (the comparison: success and
+    its difference first, recovery and the tests after), each repeating the key columns (those
+    before ``n``, or the first); by default every column is one part. A header wraps at its
+    spaces to its column's widest cell, so a long name costs lines, not width. On a terminal a
+    part too wide for it is dealt into several tables; only a terminal too narrow for the key
+    columns alone folds cells. In a pipe or a file there is no width to fit: each part is one
+    table as wide as its widest row.
     """
     from rich.console import Console
 
-    console = Console()
-    if not console.is_terminal:
-        _print_parts(Console(width=100_000, file=console.file), shown, [list(shown.columns)], title, fit=True)
-        return
-    _print_parts(console, shown, _deal_columns(shown, console.width), title, fit=False)
-
-
-def _deal_columns(shown: pd.DataFrame, width: int) -> list[list[str]]:
-    """The columns of each table: the key columns, then as many metric columns as fit ``width``."""
-    from rich.cells import cell_len
-
-    def need(col: str) -> int:  # the cell's text, its padding either side, and one border
-        return max(cell_len(str(v)) for v in [col, *shown[col]]) + 3
-
     columns = [str(c) for c in shown.columns]
     n_keys = columns.index("n") if "n" in columns else 1
-    keys, metrics = columns[:n_keys], columns[n_keys:]
+    keys = columns[:n_keys]
+    groups = [list(p) for p in parts] if parts is not None else [columns[n_keys:]]
+    console = Console()
+    terminal = console.is_terminal
+    out = console if terminal else Console(width=100_000, file=console.file)
+    tables: list[list[str]] = []
+    for group in groups:
+        metrics = [c for c in group if c in columns and c not in keys]
+        if not metrics:
+            continue
+        tables += _deal_columns(shown, keys, metrics, console.width) if terminal else [keys + metrics]
+    _print_parts(out, shown, tables, title, fit=not terminal)
+
+
+def _width(shown: pd.DataFrame, col: str) -> int:
+    """A column's width: its widest cell, or its header's longest word if that is wider."""
+    from rich.cells import cell_len
+
+    cells = max((cell_len(str(v)) for v in shown[col]), default=0)
+    return max(cells, *(cell_len(word) for word in str(col).split()))
+
+
+def _deal_columns(shown: pd.DataFrame, keys: list[str], metrics: list[str], width: int) -> list[list[str]]:
+    """The columns of each table: the key columns, then as many metric columns as fit ``width``."""
+
+    def need(col: str) -> int:  # the cell's text, its padding either side, and one border
+        return _width(shown, col) + 3
+
     base = 1 + sum(need(c) for c in keys)
     parts: list[list[str]] = []
     part: list[str] = []
@@ -113,14 +150,14 @@ def _print_parts(
 ) -> None:
     from rich.measure import Measurement
     from rich.table import Table
+    from rich.text import Text
 
     for i, cols in enumerate(parts):
         rt = Table(title=title if i == 0 else None, title_justify="left")
         for col in cols:
-            interval = any(_INTERVAL.search(str(v)) for v in shown[col])
-            rt.add_column(col, overflow="fold", no_wrap=interval or len(parts) > 1)
+            rt.add_column(col, width=_width(shown, col), overflow="fold")
         for values in shown[cols].itertuples(index=False, name=None):
-            rt.add_row(*(str(v) for v in values))
+            rt.add_row(*(Text(str(v), no_wrap=True, overflow="fold") for v in values))
         if fit:  # as wide as the widest row: nothing wraps
             width = Measurement.get(console, console.options, rt).maximum
             type(console)(width=max(width, 40), file=console.file).print(rt)
@@ -156,7 +193,15 @@ _INTERVAL = re.compile(r"\[[^\]]*, [^\]]*\]")
     show_default=True,
     help="Adjust the table's p-values together: Holm, Benjamini-Hochberg, or none.",
 )
-def command(directory: Path, baseline: str, by: str, k: int, fmt: str, unit: str, adjust: str) -> None:
+@click.option(
+    "--min-effect", type=click.FloatRange(min=0.0, max=1.0), default=0.1, show_default=True,
+    help="A scenario counts as changed (scenarios -/0/+) when its Δ is at least this either way.",
+)  # fmt: skip
+@click.option("--explain", is_flag=True, help="Under the table, what each column means (markdown: always).")
+def command(
+    directory: Path, baseline: str, by: str, k: int, fmt: str, unit: str, adjust: str, min_effect: float,
+    explain: bool,
+) -> None:  # fmt: skip
     """Per group and strategy: success, pass^k, recovery, steps to recover, wedged share, paired tests.
 
     Intervals of rows pooled over scenarios treat the scenario as the unit (--unit scenario);
@@ -172,5 +217,5 @@ def command(directory: Path, baseline: str, by: str, k: int, fmt: str, unit: str
         raise UserError(f"{directory}: no finished sessions yet ({state.status or 'no status'})")
     print_comparison(
         df, by=split_names([by]), baseline=baseline, k=k, fmt=fmt, source=str(directory), state=state,
-        unit=unit, adjust=adjust,
+        unit=unit, adjust=adjust, min_effect=min_effect, explain=explain,
     )  # fmt: skip

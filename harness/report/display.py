@@ -23,6 +23,11 @@ def is_missing(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 scenario``, ``15 scenarios``: a count with its noun (a page once said "1 scenarios")."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def pct(value: float) -> str:
     """A share as a whole percentage; one scenario in 200 is ``<1%``, not ``0%``."""
     if 0 < value < 0.01:
@@ -181,3 +186,104 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """A frame's rows as the commands' ``--format json`` writes them (NaN as null)."""
     return [{str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
             for r in frame.to_dict(orient="records")]  # fmt: skip
+
+
+# -- what the comparison's columns mean ------------------------------------------------------------
+
+COLUMN_MEANINGS: dict[str, str] = {
+    "agent": "the agent: a scripted policy (naive, retry, reader, refresher, oracle) or yours",
+    "strategy": (
+        "what the server does with a tool's failure: is_error (an error result with the reason), "
+        "masked (an error result, reason hidden), collapse (a JSON-RPC -32603 error; a typical host "
+        "drops its text), escape (the failure kills the server), input_required (as is_error, and "
+        "an argument the tool cannot use is asked for)"
+    ),
+    "n": "sessions in the row (a session that broke inside the harness is left out and counted apart)",
+    "clusters": (
+        "how many independent units the intervals rest on: scenarios (sessions at --unit session); "
+        "the sessions of one scenario share its faults and mostly agree, so they count as one"
+    ),
+    "success": (
+        "the share of sessions whose end state was right and whose report to the user was true, "
+        "with its 95% interval over scenarios"
+    ),
+    "pass^k": (
+        "the chance that k runs of one task (a scenario, its seeds as runs) all succeed, averaged "
+        "over tasks (tau-bench's pass^k): low when success is spread thin over seeds"
+    ),
+    "recovery": (
+        "of the sessions that would have succeeded with no fault and met one, the share that still "
+        "succeeded, with its 95% interval"
+    ),
+    "steps to recover": "steps from the first fault to success, the mean over the sessions that recovered",
+    "repeated fails": (
+        "per session: calls repeated exactly after that call failed for a reason no retry fixes"
+    ),
+    "wedged": "the share of sessions whose server died under them (the escape strategy)",
+    "harness errors": "sessions that broke inside the harness or the agent (errors.log); left out of n",
+    "Δ success vs base": (
+        "success under this strategy minus success under the baseline (is_error), paired on the "
+        "same seeds: each scenario's difference, then their mean, with its 95% interval over "
+        "scenarios; below 0, the baseline's readable errors did better"
+    ),
+    "scenarios -/0/+": (
+        "how many scenarios had Δ at or below minus the minimum effect (the baseline better), "
+        "within it (no difference that large), at or above it (this strategy better); "
+        "harness effects counts the same"
+    ),
+    "test": (
+        "the test behind p: t (the t test across scenarios, the interval's own model: the interval "
+        "excludes 0 exactly when p < 0.05), score (every scenario had the same Δ: the test Tango's "
+        "interval inverts), mcnemar (within one scenario, or at --unit session: McNemar's exact test "
+        "over the paired sessions)"
+    ),
+    "p": "the test's two-sided p-value, before adjustment",
+    "p adjusted": (
+        "p adjusted over every comparison of the table (Holm's method unless --adjust says otherwise); "
+        "below 0.05, a difference the run shows; above, one it cannot tell from none"
+    ),
+    "McNemar p": "McNemar's exact test over the paired sessions (a table without a unit of inference)",
+}
+"""What each column of the comparison means, in words: the legend under the terminal table
+(``--explain``) and the markdown table, the page's tooltips, and the glossary in docs/results.md
+(generated from this dict by ``python -m harness.cli.figures``)."""
+
+
+def column_meaning(column: str) -> str | None:
+    """The meaning of a comparison column as printed (``pass^3``, ``p holm``, ``scenarios -/0/+
+    (±0.1)``), or None for a grouping column the table was asked for."""
+    if column.startswith("pass^"):
+        return COLUMN_MEANINGS["pass^k"].replace("k runs", f"{column[5:]} runs")
+    if column.startswith("scenarios -/0/+"):
+        return COLUMN_MEANINGS["scenarios -/0/+"]
+    if column.startswith("p ") and column != "p":
+        return COLUMN_MEANINGS["p adjusted"]
+    return COLUMN_MEANINGS.get(column)
+
+
+def meanings(columns: list[str]) -> dict[str, str]:
+    """Each column of ``columns`` that has a meaning, with it (grouping columns have none)."""
+    out = {}
+    for column in columns:
+        meaning = column_meaning(column)
+        if meaning is not None:
+            out[column] = meaning
+    return out
+
+
+def legend(columns: list[str]) -> list[str]:
+    """``column: meaning`` for each column of ``columns`` that has one, in their order."""
+    return [f"{column}: {meaning}." for column, meaning in meanings(columns).items()]
+
+
+SUCCESS_PART: tuple[str, ...] = ("clusters", "success", "pass^", "Δ success vs base", "scenarios -/0/+", "p ")
+"""The comparison's first table on a terminal: success and its difference from the baseline."""
+
+
+def comparison_parts(columns: list[str]) -> list[list[str]]:
+    """The comparison's columns in two tables for a terminal (each about 120 columns wide when
+    grouped by agent): success and the difference with its adjusted p; then sessions, recovery
+    and the test behind p."""
+    first = [c for c in columns if c != "p" and any(c == s or c.startswith(s) for s in SUCCESS_PART)]
+    rest = [c for c in columns if c not in first]
+    return [first, rest]

@@ -22,10 +22,20 @@ import pandas as pd
 
 from harness.errors import UserError, unknown_name
 from harness.protocol.strategies import STRATEGIES
-from harness.report.display import records, shown_features, shown_groups, shown_shares, to_markdown
+from harness.report.display import (
+    legend,
+    meanings,
+    plural,
+    records,
+    shown_features,
+    shown_groups,
+    shown_shares,
+    to_markdown,
+)
 
 if TYPE_CHECKING:
     from harness.batch.results import RunState
+    from harness.report.findings import Findings
     from harness.report.inference import Adjust, Unit
 
 BASELINE = "is_error"
@@ -66,6 +76,8 @@ class Comparison:
     inference: str
     """The line naming the unit of inference, the intervals and the adjustment."""
     state: RunState | None = None
+    findings: Findings | None = None
+    """What the run finds, in words (:mod:`harness.report.findings`), from the same numbers."""
 
     @property
     def warning(self) -> str:
@@ -73,15 +85,33 @@ class Comparison:
         return self.state.warning(self.source) if self.state is not None else ""
 
     def title(self) -> str:
-        """The terminal table's title: the run, the baseline and Δ's sign, the inference."""
-        title = (f"strategy comparison ({self.source}); baseline {self.baseline}; Δ = strategy − "
-                 f"{self.baseline}; {self.inference}")  # fmt: skip
+        """The terminal table's title, in words: the run, what Δ is, what the intervals and p rest
+        on (the statistics' names are in the legend, ``--explain``)."""
+        table = self.table
+        scenarios = int(table["n_clusters"].max()) if self.unit == "scenario" and len(table) else None
+        over = "scenarios" if self.unit == "scenario" else "sessions"
+        family = int(table["p"].notna().sum()) if "p" in table.columns else 0
+        adjusted = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(self.adjust)
+        how = f"p adjusted: {adjusted} over the table's {family} p-values" if adjusted else "p not adjusted"
+        title = (f"strategy comparison by {', '.join(self._groups()) or 'strategy'} ({self.source})"
+                 + (f": {plural(scenarios, 'scenario')}" if scenarios else "")
+                 + f"; 95% intervals over {over} (unit of inference: {self.unit}); Δ = success under "
+                 f"the strategy − under {self.baseline} on the same seeds; {how}; what each column "
+                 "means: --explain")  # fmt: skip
         state = self.state
         if state is not None and state.complete is False:
             of = f" of {state.sessions_in_grid}" if state.sessions_in_grid is not None else ""
             status = state.status or "unknown"
             title = f"INCOMPLETE RUN ({state.sessions}{of} sessions, status {status}): {title}"
         return title
+
+    def _groups(self) -> list[str]:
+        columns = [str(c) for c in self.shown.columns]
+        return columns[: columns.index("strategy")] if "strategy" in columns else []
+
+    def legend(self) -> list[str]:
+        """What each column means (:func:`harness.report.display.legend`), then the inference."""
+        return [*legend([str(c) for c in self.shown.columns]), f"Intervals and tests: {self.inference}."]
 
     def document(self) -> dict[str, Any]:
         """``harness compare --format json``'s document."""
@@ -90,13 +120,24 @@ class Comparison:
         )
         if self.warning:
             run["warning"] = self.warning
-        return {"source": self.source, **run, "baseline": self.baseline, "k": self.k, "unit": self.unit,
-                "adjust": self.adjust, "inference": self.inference, "rows": records(self.table)}  # fmt: skip
+        doc = {"source": self.source, **run, "baseline": self.baseline, "k": self.k, "unit": self.unit,
+               "adjust": self.adjust, "inference": self.inference, "title": self.title(),
+               "rows": records(self.table),
+               "meanings": meanings([str(c) for c in self.shown.columns])}  # fmt: skip
+        if self.findings is not None:
+            doc["findings"] = self.findings.document()
+        return doc
 
     def markdown(self) -> str:
         """``harness compare --format markdown``: the inference line, then the table."""
         head = f"> **Warning:** {self.warning}\n\n" if self.warning else ""
-        return f"{head}Baseline {self.baseline}; {self.inference}.\n\n{to_markdown(self.shown)}"
+        out = f"{head}Baseline {self.baseline}; {self.inference}.\n\n{to_markdown(self.shown)}"
+        out += "\n\nColumns:\n\n" + "\n".join(
+            f"- {line}" for line in legend([str(c) for c in self.shown.columns])
+        )
+        if self.findings is not None:
+            out += "\n\n" + self.findings.markdown()
+        return out
 
 
 def comparison(
@@ -109,10 +150,15 @@ def comparison(
     adjust: str = ADJUST,
     source: str = "",
     state: RunState | None = None,
+    min_effect: float | None = None,
+    with_findings: bool = True,
 ) -> Comparison:
     """The comparison of ``df`` grouped by ``by`` (:func:`harness.report.stats.compare`), with the
-    arguments checked as the commands check them."""
-    from harness.report.inference import ADJUSTMENTS, UNITS, describe_inference
+    arguments checked as the commands check them, and the run's findings in words (from the run's
+    comparison, per agent, whatever ``by`` and ``unit`` the table has; ``adjust`` and
+    ``min_effect`` are the table's)."""
+    from harness.report.findings import findings
+    from harness.report.inference import ADJUSTMENTS, MIN_EFFECT, UNITS, describe_inference
     from harness.report.stats import compare, display_frame
 
     check_baseline(df, baseline)
@@ -123,10 +169,16 @@ def comparison(
         raise unknown_name("--unit", unit, UNITS)
     if adjust not in ADJUSTMENTS:
         raise unknown_name("--adjust", adjust, ADJUSTMENTS)
+    minimum = MIN_EFFECT if min_effect is None else min_effect
     table = compare(df, by=list(by), baseline=baseline, k=k, unit=cast("Unit", unit),
-                    adjust=cast("Adjust", adjust))  # fmt: skip
+                    adjust=cast("Adjust", adjust), min_effect=minimum)  # fmt: skip
+    found = (
+        findings(df, baseline=baseline, adjust=adjust, min_effect=minimum, state=state)
+        if with_findings
+        else None
+    )
     return Comparison(table, display_frame(table, k), source, baseline, k, unit, adjust,
-                      describe_inference(unit, adjust), state)  # fmt: skip
+                      describe_inference(unit, adjust), state, found)  # fmt: skip
 
 
 # -- the per-scenario effects --------------------------------------------------------------------
@@ -203,15 +255,11 @@ def effects(
     """Every table ``harness effects`` shows for the run ``df`` (``source`` names it, ``sources``
     is its manifest's ``scenario_sources``)."""
     from harness.report.effects import (
-        MIN_EFFECT,
         MIN_GROUP,
         UNIT_COLUMNS,
-        effect_shares,
         feature_table,
         group_table,
-        per_scenario_effects,
         run_features,
-        scenario_effects,
         scenario_families,
         scenario_reading,
         scenario_text_sources,
@@ -219,6 +267,8 @@ def effects(
         sign_warnings,
         value_table,
     )
+    from harness.report.findings import headline
+    from harness.report.inference import MIN_EFFECT
 
     min_effect = MIN_EFFECT if min_effect is None else min_effect
     min_group = MIN_GROUP if min_group is None else min_group
@@ -230,11 +280,14 @@ def effects(
         )
     others = check_against(df, against, baseline, source)
     sources = dict(sources or {})
-    unit_effects = scenario_effects(df, baseline=baseline, against=others, min_effect=min_effect)
-    per = per_scenario_effects(unit_effects, min_effect=min_effect)
+    # One Holm family for the run: every agent and every strategy against the baseline, as
+    # harness compare adjusts them, whichever of them --against shows.
+    family, all_per, all_units = headline(df, baseline=baseline, min_effect=min_effect, adjust=adjust)
+    shares = family[family["against"].isin(others)].reset_index(drop=True)
+    unit_effects = all_units[all_units["against"].isin(others)].reset_index(drop=True)
+    per = all_per[all_per["against"].isin(others)].reset_index(drop=True)
     names = sorted(set(per["scenario"]))
     features = run_features(names, sources)
-    shares = effect_shares(per, adjust=adjust, min_effect=min_effect)
     table = feature_table(per, features, adjust=adjust, min_group=min_group, min_effect=min_effect)
     families = scenario_families(names, sources)
     by_family = group_table(per, families, by="family", adjust=adjust, min_effect=min_effect)
@@ -250,7 +303,7 @@ def effects(
     seeds = seeds_label(seeds_min, seeds_max)
     factors = [c for c in unit_effects.columns if c not in {"agent", *UNIT_COLUMNS}]
     document = {"source": source, **state.to_json(), "baseline": baseline, "against": others,
-                "adjust": adjust, "unit": "scenario", "n_clusters": len(names),
+                "adjust": adjust, "family": len(family), "unit": "scenario", "n_clusters": len(names),
                 "seeds": seeds_min if seeds_min == seeds_max else seeds, "seeds_min": seeds_min,
                 "seeds_max": seeds_max, "min_effect": min_effect, "factors": factors,
                 "shares": records(shares), "families": records(by_family), "sources": records(by_source),
@@ -258,12 +311,13 @@ def effects(
                 "warnings": warnings, "features": records(table), "scenarios": records(per),
                 "effects": records(unit_effects)}  # fmt: skip
     over = f"its {seeds} seeds" + (f" and its values of {', '.join(factors)}" if factors else "")
-    title = (f"effect of readable errors per scenario ({source}): {len(names)} scenarios, "
+    title = (f"effect of readable errors per scenario ({source}): {plural(len(names), 'scenario')}, "
              f"{seeds} seeds per scenario{' and value' if factors else ''}; Δ = success under the "
              f"strategy − under "
              f"{baseline}, paired on seeds, a scenario's Δ the mean over {over}; mean Δ over scenarios "
              f"with a t interval and t test; help: Δ ≤ −{min_effect:g}, hurt: Δ ≥ +{min_effect:g} "
-             f"(--min-effect); unit: scenario; p adjusted: {adjust}")  # fmt: skip
+             f"(--min-effect); unit: scenario; p adjusted: {adjust} over the run's {len(family)} "
+             f"comparisons (every agent and strategy against {baseline}, as harness compare)")  # fmt: skip
     ftitle = (f"scenario features and the effect (top {top} by p per row group; tested when >= "
               f"{min_group} scenarios with and without; permutation test and its interval)")  # fmt: skip
     parts: list[tuple[str, pd.DataFrame]] = [(title, shown_shares(shares, baseline, min_effect))]

@@ -82,10 +82,9 @@ def test_the_comparison_shows_the_numbers_harness_compare_prints(browser: Any, u
         assert cell["success"] == ci(want["success_rate"], want["success_lo"], want["success_hi"])
         assert cell["pass^3"] == f"{want['pass_k']:.2f}"
         if want["strategy"] != "is_error":
-            assert cell["Δ success vs base"].removesuffix("≠ seed").strip() == ci(
-                want["success_diff"], want["diff_lo"], want["diff_hi"]
-            )
-            assert cell["p holm"] == f"{want['p_adjusted']:.3g}"
+            diff = f"{want['success_diff']:+.2f} [{want['diff_lo']:+.2f}, {want['diff_hi']:+.2f}]"
+            assert cell["Δ success vs base"].removesuffix("≠ seed").strip() == diff
+            assert cell["p holm"] == f"{want['p_adjusted']:.2g}"
     shown = json.loads(browser.execute_script("return document.getElementById('compare-json').textContent"))
     assert shown == cli
 
