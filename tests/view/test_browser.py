@@ -286,6 +286,8 @@ def test_the_file_opens_offline_with_its_sample_and_pairs(browser: Any, run: Pat
     assert wait_for(browser, "#divergence").text.startswith("First divergence at step 2")
     assert _offsite(browser, out.as_uri()) == []
     assert errors(browser) == []
+    found = _open(browser, out.as_uri() + "#/", "#findings-agents")  # the file opens with them too
+    assert found.text.startswith("naive: ")
 
 
 def test_a_probe_report_and_a_bench_table_open(browser: Any, tmp_path: Path) -> None:
