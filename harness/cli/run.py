@@ -426,6 +426,7 @@ def line_progress(total: int, done: int) -> Advance:
     "--by", default="agent", show_default=True, help="Group the printed comparison by these columns."
 )
 @click.option("--no-compare", is_flag=True, help="Do not print the comparison at the end.")
+@click.option("--explain", is_flag=True, help="Under the comparison, what each of its columns means.")
 @click.option(
     "--server",
     default=None,
@@ -527,6 +528,7 @@ def command(
     codec: str,
     by: str,
     no_compare: bool,
+    explain: bool,
     families: tuple[str, ...],
     count: int,
     family_seed: int,
@@ -763,7 +765,8 @@ def command(
     if not no_compare and len(frame):
         from harness.cli.compare import print_comparison
 
-        print_comparison(frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out))
+        print_comparison(frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out),
+                         explain=explain)  # fmt: skip
     broken = int((frame["status"] == "harness_error").sum()) if "status" in frame.columns else 0
     if broken and not allow_errors:
         click.echo(
