@@ -9,6 +9,7 @@ that escapes is a harness bug and is allowed to show its traceback.
 from __future__ import annotations
 
 import difflib
+import errno
 from collections.abc import Iterable
 
 
@@ -16,6 +17,23 @@ class UserError(Exception):
     """A mistake in what the user asked for; the message says what and where."""
 
     exit_code = 2
+
+
+class OutputError(UserError):
+    """What the harness was asked to write cannot be written (a full disk, a read-only file
+    system): one line, exit 1. Whatever was written before is kept; the message says how to
+    go on."""
+
+    exit_code = 1
+
+
+CANNOT_WRITE: frozenset[int] = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+"""The errnos that say the output cannot be written where it goes, whatever the harness does."""
+
+
+def cannot_write(exc: OSError) -> bool:
+    """Whether ``exc`` says the output cannot be written (:data:`CANNOT_WRITE`)."""
+    return exc.errno in CANNOT_WRITE
 
 
 def unknown_name(kind: str, name: str, valid: Iterable[str]) -> UserError:

@@ -180,6 +180,20 @@ def test_the_cycle_finder_finds_a_planted_cycle() -> None:
     assert _layer("harness.cli.run") > _layer("harness.sim.session") > _layer("harness.protocol.server")
 
 
+def test_the_viewer_and_the_command_line_both_call_the_report_and_neither_imports_the_other() -> None:
+    # They share a layer; what a page and a command show of a run is built in harness.report
+    # (documents, findings), so that the two cannot drift and neither reaches into the other.
+    # The one crossing is the command that starts the viewer, harness.cli.view.
+    def inside(name: str, package: str) -> bool:
+        return name == package or name.startswith(package + ".")
+
+    for module, targets in GRAPH.items():
+        if inside(module, "harness.view"):
+            assert not [t for t in targets if inside(t, "harness.cli")], f"{module} imports the command line"
+        if inside(module, "harness.cli") and module != "harness.cli.view":
+            assert not [t for t in targets if inside(t, "harness.view")], f"{module} imports the viewer"
+
+
 def test_the_protocol_core_imports_no_transport_and_not_its_own_face() -> None:
     for module in MODULES:
         if module.startswith("harness.protocol."):

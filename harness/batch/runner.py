@@ -167,6 +167,26 @@ def _pool(workers: int, ctx: Any) -> cf.ProcessPoolExecutor:
     )
 
 
+def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """End a pool's workers now, whatever they run (the run is stopping: Ctrl-C, SIGTERM, an
+    error), so that leaving the pool does not wait for their tasks to finish."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    _stop_children()
+
+
+def _stop_children() -> None:
+    """End this process's worker processes (a pool's, a local Dask cluster's: it starts no
+    others while they run), SIGTERM and then SIGKILL."""
+    workers = multiprocessing.active_children()
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+            worker.join(timeout=5)
+
+
 def _process(
     tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None
 ) -> Iterator[Finished]:
@@ -191,6 +211,7 @@ def _process(
             except BaseException:
                 for f in futures:
                     f.cancel()
+                _stop_workers(pool)  # a worker in a hung session would hold up the pool's exit
                 raise
         # A dying worker breaks every task in flight: halve them until each stands alone;
         # tasks that never started go on, untouched, in the next pool.
@@ -260,40 +281,45 @@ def _dask(
             )
             client = Client(cluster)
         with client:
+            try:
 
-            def submit(task: list[Any]) -> Any:
-                more = extra(task) if extra is not None else ()
-                return client.submit(fn, task, options, *more, pure=False)
+                def submit(task: list[Any]) -> Any:
+                    more = extra(task) if extra is not None else ()
+                    return client.submit(fn, task, options, *more, pure=False)
 
-            source = tasks
-            while True:
-                owner: dict[Any, list[Any]] = {}
-                pending = as_completed()
-                broken: list[list[Any]] = []
-                for task in itertools.islice(source, _window(workers)):
-                    fut = submit(task)
-                    owner[fut.key] = task
-                    pending.add(fut)
-                for fut in pending:
-                    task = owner.pop(fut.key)
-                    try:
-                        yield task, fut.result()
-                    except KilledWorker:
-                        if len(task) == 1:
-                            yield task, [_died(task[0], "dask reported the worker killed")]
-                        else:
-                            broken.append(task)
-                    nxt = next(source, None)
-                    if nxt is not None:
-                        new = submit(nxt)
-                        owner[new.key] = nxt
-                        pending.add(new)
-                if not broken:
-                    return
-                source = iter(_halves(broken))
+                source = tasks
+                while True:
+                    owner: dict[Any, list[Any]] = {}
+                    pending = as_completed()
+                    broken: list[list[Any]] = []
+                    for task in itertools.islice(source, _window(workers)):
+                        fut = submit(task)
+                        owner[fut.key] = task
+                        pending.add(fut)
+                    for fut in pending:
+                        task = owner.pop(fut.key)
+                        try:
+                            yield task, fut.result()
+                        except KilledWorker:
+                            if len(task) == 1:
+                                yield task, [_died(task[0], "dask reported the worker killed")]
+                            else:
+                                broken.append(task)
+                        nxt = next(source, None)
+                        if nxt is not None:
+                            new = submit(nxt)
+                            owner[new.key] = nxt
+                            pending.add(new)
+                    if not broken:
+                        return
+                    source = iter(_halves(broken))
+            except BaseException:
+                if cluster is not None:  # stopping (Ctrl-C, SIGTERM): a worker in a hung session
+                    _stop_children()  # would hold up the client's and the cluster's close
+                raise
     finally:
         if cluster is not None:
-            cluster.close()
+            cluster.close(timeout=10)
 
 
 _EXECUTORS: dict[str, Callable[[Tasks, SessionOptions, int, str | None], Iterator[Finished]]] = {

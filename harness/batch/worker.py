@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -37,6 +37,10 @@ DEFAULT_BASELINE_FN = "harness.sim.session:run_baseline"
 DEFAULT_LOADER = "harness.batch.worker:load_cell_scenario"
 DEFAULT_LLM_CONCURRENCY = 4
 """``harness run --llm-concurrency``'s default: model requests in flight at once."""
+
+DEFAULT_SESSION_TIMEOUT_S = 600.0
+"""``harness run --session-timeout``'s default: a scripted session takes milliseconds, a model's
+session of 40 steps at 15 s a request fits, and a hung agent costs at most this much."""
 
 PARENT_POLL_S = 0.5
 """How often a pool worker checks that the process that started it is still there."""
@@ -57,6 +61,9 @@ def die_with_parent(parent: int) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # it died before the signal was asked for
         os._exit(1)
+    # Ctrl-C reaches every process of the terminal's group: the runner alone answers it (it
+    # stops this worker), so that no worker prints a KeyboardInterrupt of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), name="die-with-parent", daemon=True).start()
 
 
@@ -85,6 +92,66 @@ class SessionOptions:
     request in flight: the requests in flight on this machine (per worker on Dask)."""
     baseline_fn: str = DEFAULT_BASELINE_FN
     """``module:function`` computing one fault-free baseline (for agents that call a model)."""
+    session_timeout: float | None = DEFAULT_SESSION_TIMEOUT_S
+    """Seconds a session may take before it is stopped as a ``harness_error`` (None: no limit)."""
+
+
+class SessionTimeout(BaseException):
+    """A session ran past ``--session-timeout``. A BaseException, so that an agent's own
+    ``except Exception`` cannot swallow it on its way out of the session."""
+
+
+def _timed_out(seconds: float) -> SessionTimeout:
+    return SessionTimeout(
+        f"the session took longer than {seconds:g} s (--session-timeout); its agent (or a tool) hung"
+    )
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`SessionTimeout` in this thread once the block has run ``seconds``.
+
+    In a main thread (the serial executor, a pool worker) a timer signal does it, which also
+    cuts a sleep or a blocked read short. In any other thread (a Dask worker's, a model
+    session's) the exception is set on the thread when the time is up, and is raised at its
+    next Python instruction: a call blocked in C code ends first.
+    """
+    if not seconds:
+        yield
+        return
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+
+        def ring(signum: int, frame: Any) -> None:
+            raise _timed_out(seconds)
+
+        previous = signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    target = threading.get_ident()
+    lock = threading.Lock()
+    inside = [True]
+
+    def ring_thread() -> None:
+        with lock:
+            if inside[0]:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(target), ctypes.py_object(SessionTimeout)
+                )
+
+    timer = threading.Timer(seconds, ring_thread)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            inside[0] = False
+        timer.cancel()
 
 
 @dataclass(frozen=True)
@@ -232,17 +299,18 @@ def _run_cell(setup: TaskSetup, cell: Cell, baseline: Any = None) -> Outcome:
         extra: dict[str, Any] = {"agent_params": knobs} if knobs else {}
         if baseline is not None:
             extra["baseline"] = baseline
-        result = fn(
-            scenario,
-            cell.agent,
-            cell.strategy,
-            cell.seed,
-            codec=options.codec,
-            trace=trace,
-            host=cell.host,
-            era=cell.era,
-            **extra,
-        )
+        with time_limit(options.session_timeout):
+            result = fn(
+                scenario,
+                cell.agent,
+                cell.strategy,
+                cell.seed,
+                codec=options.codec,
+                trace=trace,
+                host=cell.host,
+                era=cell.era,
+                **extra,
+            )
         row = dict(result.to_row())
         error = None
         if row.get("status") == "harness_error":
@@ -250,9 +318,13 @@ def _run_cell(setup: TaskSetup, cell: Cell, baseline: Any = None) -> Outcome:
             # traceback does; a break with no exception behind it (a model endpoint gave out)
             # has its one line there.
             error = getattr(result, "traceback", "") or f"{row.get('error') or 'no reason recorded'}\n"
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: an agent's sys.exit() ends one session
         row = error_row(cell, reason=f"{type(exc).__name__}: {exc}")
         error = traceback.format_exc()
+    except SessionTimeout as exc:
+        reason = str(exc) or str(_timed_out(options.session_timeout or 0))  # a thread's has no text
+        row = error_row(cell, reason=reason)
+        error = f"{reason}\n{traceback.format_exc()}"
     row.update({"scenario": cell.scenario, "host": cell.host, "era": cell.era, **dict(cell.params)})
     return Outcome(row, error, trace.getvalue() if trace is not None else None, _spent(meter, before))
 

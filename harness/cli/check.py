@@ -1,11 +1,12 @@
 """``harness check``: lint scenario files and ask the oracle whether each can be solved at all.
 
 A scenario file that does not load is named with its field and problem (as every command
-names it). One that loads is run by the oracle, which knows every fault before it strikes,
-under is_error for a few seeds: where it fails in all of them no agent can succeed, and every
-strategy would tie at 0 (``unsolvable``, exit 1). The same check with the faults removed is
-the fault-free baseline that recovery is measured against: where even the oracle fails there,
-no session of the scenario has a recovery opportunity (a warning; the exit stays 0).
+names it), and the exit status is 2, the status every command gives that mistake. One that
+loads is run by the oracle, which knows every fault before it strikes, under is_error for a few
+seeds: where it fails in all of them no agent can succeed, and every strategy would tie at 0
+(``unsolvable``, exit 1 unless a file is broken). The same check with the faults removed is the
+fault-free baseline that recovery is measured against: where even the oracle fails there, no
+session of the scenario has a recovery opportunity (a warning; the exit stays 0).
 
 A served scenario (a file with a ``[server]`` table, docs/real-servers.md) names a real server's
 tools: its keys are checked as ``harness run`` checks them, but the oracle knows no real server's
@@ -33,14 +34,15 @@ from harness.errors import UserError
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per scenario, one per line.")
 def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
     """Lint SCENARIOS (shipped names, .toml paths or world tasks such as agentdojo/banking;
-    default: every shipped one) and check that the oracle can solve each. Exit 1 when one does
-    not load or is unsolvable."""
+    default: every shipped one) and check that the oracle can solve each. Exit 2 when one does
+    not load (a mistake in the file, as every command says), else 1 when one is unsolvable,
+    else 0."""
     from harness.sim.scenario import list_scenarios, load_scenario
     from harness.sim.served import has_server_table, load_served
     from harness.sim.session import oracle_check
     from harness.worlds import is_world_name
 
-    failed = 0
+    failed = broken = 0
     for spec in scenarios or tuple(list_scenarios()):
         if is_world_name(spec):  # every task it names, judged by the world's own check
             failed += _check_world(spec, seeds, as_json)
@@ -49,7 +51,7 @@ def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
             try:
                 load_served(spec)
             except UserError as exc:
-                failed += 1
+                broken += 1
                 _say(as_json, {"scenario": spec, "status": "broken", "line": f"{spec}: broken: {exc}"})
                 continue
             line = (
@@ -61,7 +63,7 @@ def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
         try:
             scenario = load_scenario(spec)
         except UserError as exc:
-            failed += 1
+            broken += 1
             _say(as_json, {"scenario": spec, "status": "broken", "line": f"{spec}: broken: {exc}"})
             continue
         solved = oracle_check(scenario, range(seeds))
@@ -70,12 +72,12 @@ def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
             failed += 1
             status, line = "unsolvable", solved.line(spec)
         elif not baseline.solved:
-            status, line = "baseline_unsolvable", baseline.line(spec) + " (so no recovery is measured on it)"
+            status, line = "baseline_unsolvable", baseline.line(spec) + NO_RECOVERY
         else:
             status, line = "ok", solved.line(spec)
         undone = list(solved.undone or baseline.undone)
         _say(as_json, {"scenario": spec, "status": status, "line": line, "undone": undone})
-    return 1 if failed else 0
+    return 2 if broken else 1 if failed else 0
 
 
 def _check_world(spec: str, seeds: int, as_json: bool) -> int:
@@ -100,6 +102,12 @@ def _check_world(spec: str, seeds: int, as_json: bool) -> int:
         _say(as_json, {"scenario": name, "status": status, "line": line, "undone": list(baseline.undone)})
     return failed
 
+
+NO_RECOVERY = (
+    "; so no session of it has a recovery opportunity: recovery is not measured on it (success is, "
+    "and the oracle solves it as written)"
+)
+"""What a scenario without a fault-free baseline means for its rows (docs/outcomes.md)."""
 
 _LABELS = {"ok": "ok", "served": "ok", "baseline_unsolvable": "warning", "faults_unsolvable": "warning"}
 """The line's first word per status; any other status (broken, unsolvable) is FAIL."""

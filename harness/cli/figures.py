@@ -32,7 +32,8 @@ DOCUMENTS: tuple[str, ...] = ("README.md", "docs/study.md", "docs/results.md", "
 
 BLOCK_NAMES: tuple[str, ...] = (
     "study-shares", "study-sources", "study-families", "study-features", "study-harm",
-    "template-shares", "template-features", "default-compare", "default-table",
+    "template-shares", "template-features", "default-compare", "default-table", "default-findings",
+    "compare-glossary",
     "worlds-headline", "worlds-blind", "worlds-kinds", "worlds-blind-kinds", "worlds-security",
     "worlds-extraction", "worlds-events", "worlds-events-list", "study-kinds", "study-rewrites",
 )  # fmt: skip
@@ -264,6 +265,23 @@ def _rewrites(full: Mapping[str, Any], off: Mapping[str, Any]) -> str:
     ) + (f"\nShare of the reader's effect the rewrites carry: {100 * share:.0f} %.\n")
 
 
+def _compare_table(markdown: str) -> str:
+    """``harness compare --format markdown`` up to its legend (docs/results.md has the glossary)."""
+    return markdown.split("\n\nColumns:\n")[0].rstrip("\n") + "\n"
+
+
+def _findings(doc: Mapping[str, Any]) -> str:
+    """The findings block of ``harness compare``'s json, as a markdown list (what the run ends with)."""
+    return "\n".join(f"- {line}" for line in doc["findings"]["lines"]) + "\n"
+
+
+def _glossary() -> str:
+    """What each column of the comparison means: the words of the legend and the page's tooltips."""
+    from harness.report.display import COLUMN_MEANINGS
+
+    return _table(["column", "what it means"], [[c, m] for c, m in COLUMN_MEANINGS.items()])
+
+
 def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
     """The text of each block in ``names``, from the runs (only the runs those blocks need)."""
     import pandas as pd
@@ -286,7 +304,11 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         "template-shares": lambda: _shares(template()),
         "template-features": lambda: _features(template(), "reader", 6),
         "default-compare": lambda: _compare(runs.json("compare", "default"), ("reader", "refresher")),
-        "default-table": lambda: _harness("compare", str(runs["default"]), "--format", "markdown"),
+        "default-table": lambda: _compare_table(
+            _harness("compare", str(runs["default"]), "--format", "markdown")
+        ),
+        "default-findings": lambda: _findings(runs.json("compare", "default")),
+        "compare-glossary": _glossary,
         "worlds-headline": lambda: _contrast(
             worlds()["worlds"], "agent", "reader", "collapse", "world", ("is_error", "collapse")
         ),

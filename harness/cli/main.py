@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from harness import __version__
-from harness.errors import UserError, unknown_name
+from harness.errors import OutputError, UserError, cannot_write, unknown_name
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("harness.cli.serve", "Serve the demo lab (or a fixture) over stdio or HTTP."),
@@ -132,6 +132,13 @@ def run_cli(
     except UserError as exc:
         click.echo(f"harness: error: {exc}", err=True)
         return exc.exit_code
+    except OSError as exc:
+        if not cannot_write(exc):
+            raise
+        # A full disk or a read-only file system met where no command expected it: still one line.
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"harness: error: {where}cannot write ({exc.strerror or exc})", err=True)
+        return OutputError.exit_code
     except click.exceptions.Abort:
         click.echo("harness: aborted", err=True)
         return 130

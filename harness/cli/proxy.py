@@ -10,6 +10,12 @@ stderr carries the proxy's own lines only, each ``harness proxy: ...`` (the serv
 passes through as it is): a warning when the faults name what the server does not have, one
 line for each kind of upstream trouble, and the summary on exit. A usage mistake (a bad
 faults file, a missing command) is one ``harness: error:`` line and exit 2.
+
+The end of stdin, SIGTERM and SIGINT, in any order, end the proxy the same way: every request
+still waiting is answered (-32603 once a stop is asked for), the server is stopped (its input
+closed, then SIGTERM, then SIGKILL to its process group), the summary is printed and written
+to the trace, and the exit status is 0. The handlers are in place from before the server starts
+until the summary is out.
 """
 
 from __future__ import annotations
@@ -87,6 +93,15 @@ def _trace_stream(trace: str | None, use_http: bool) -> IO[bytes] | None:
     show_default=True,
     help="Seconds an upstream request may take before the client gets -32603 (0: no limit).",
 )
+@click.option(
+    "--session-idle",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    metavar="S",
+    help="HTTP front: close a session (and stop its server) after S seconds with nothing in flight "
+    "and no stream open (0: never). A session whose client hung up mid-call closes within a second.",
+)
 @click.argument("server_command", nargs=-1, metavar="-- COMMAND [ARGS]...")
 def command(
     strategy: str,
@@ -98,6 +113,7 @@ def command(
     port: int,
     upstream: str | None,
     timeout: float,
+    session_idle: float,
     server_command: tuple[str, ...],
 ) -> None:
     """Proxy MCP between a client and a real server, rewriting errors and injecting faults.
@@ -115,7 +131,7 @@ def command(
     if server_command and shutil.which(server_command[0]) is None:
         raise UserError(f"command not found: {server_command[0]}")
     from harness.proxy.plan import load_plan
-    from harness.proxy.run import ProxyConfig, TraceFile, run_http, run_stdio
+    from harness.proxy.run import ProxyConfig, TraceFile, run_http, run_stdio, stop_on_signals
 
     plan = load_plan(faults_file) if faults_file is not None else None
     config = ProxyConfig(
@@ -125,6 +141,7 @@ def command(
         plan=plan,
         seed=seed,
         timeout=timeout or None,
+        session_idle=session_idle or None,
     )
     stream = _trace_stream(trace, use_http)
     target = upstream if upstream is not None else shlex.join(server_command)
@@ -133,28 +150,34 @@ def command(
         if plan
         else "no faults"
     )
-    try:
-        if use_http:
-            summary = run_http(
-                config,
-                host=host,
-                port=port,
-                trace=TraceFile(stream),
-                warn=lambda line: _say(f"warning: {line}"),
-                ready=lambda actual: _say(
-                    f"listening on http://{host}:{actual}/mcp in front of {target} ({strategy}, {rules})"
-                ),
-            )
-        else:
-            _say(f"{target} behind stdio ({strategy}, {rules})")
-            summary = run_stdio(
-                config,
-                sys.stdin.buffer,
-                sys.stdout.buffer,
-                TraceFile(stream),
-                lambda line: _say(f"warning: {line}"),
-            )
-    finally:
-        if stream is not None and stream is not sys.stdout.buffer:
-            stream.close()
-    _say(f"summary: {json.dumps(summary, separators=(', ', ': '))}")
+    # A signal from here on stops the proxy the orderly way, the summary's line included.
+    with stop_on_signals() as stop:
+        try:
+            if use_http:
+                summary = run_http(
+                    config,
+                    host=host,
+                    port=port,
+                    trace=TraceFile(stream),
+                    warn=lambda line: _say(f"warning: {line}"),
+                    ready=lambda actual: _say(
+                        f"listening on http://{host}:{actual}/mcp in front of {target} ({strategy}, {rules})"
+                    ),
+                    stop=stop,
+                )
+            else:
+                _say(f"{target} behind stdio ({strategy}, {rules})")
+                summary = run_stdio(
+                    config,
+                    sys.stdin.buffer,
+                    sys.stdout.buffer,
+                    TraceFile(stream),
+                    lambda line: _say(f"warning: {line}"),
+                    stop=stop,
+                )
+        finally:
+            if stream is not None and stream is not sys.stdout.buffer:
+                stream.close()
+        if stop.requested:
+            _say(f"stopped by {stop.why}")
+        _say(f"summary: {json.dumps(summary, separators=(', ', ': '))}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +243,9 @@ def _evaluate(dataset: str, split: str, fmt: str, misses: bool) -> None:
         if number:
             click.echo("")
         _table(name, split, groups, result)
+        _beside(records, split)
+        if name == "corpus":
+            _per_server(records)
         if misses:
             _misses(records)
 
@@ -278,6 +282,56 @@ def _table(dataset: str, split: str, groups: tuple[str, ...], result: Any) -> No
     click.echo(
         "expected: equal after normalising (docs/reading.md); retry_after_s: within 0.5 s; null == null"
     )
+
+
+@dataclass(frozen=True)
+class _Grouped:
+    """A record seen under another group (its server in place of its stack)."""
+
+    record: Any
+    stack: str
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.record, name)
+
+
+def _beside(records: tuple[Any, ...], split: str) -> None:
+    """Two figures that say what the table is worth: the argument on the texts that name one
+    (the annotation gives one), and what a reader that never reads would score (the split's most
+    common category, no argument, no valid form, no wait, always actionable)."""
+    from harness.reading import evaluate
+
+    named = [r for r in records if r.argument is not None]
+    if named:
+        score = evaluate(named, split=split).overall["argument"]
+        click.echo(f"argument where the text names one: {_cell(score.correct, score.total)}")
+    if not records:
+        return
+    common = Counter(r.category for r in records).most_common(1)[0][0]
+    category = sum(r.category == common for r in records)
+    argument = sum(r.argument is None for r in records)
+    click.echo(
+        f"a constant answer ({common}, no argument, always actionable): "
+        f"category {_cell(category, len(records))}, argument {_cell(argument, len(records))}"
+    )
+
+
+def _per_server(records: tuple[Any, ...]) -> None:
+    """The same fields per server, one row each (a split's servers are its units)."""
+    from harness.reading import FIELDS, evaluate
+
+    servers = list(dict.fromkeys(r.server for r in records))
+    result = evaluate([_Grouped(r, r.server) for r in records])
+    stack = {r.server: r.stack for r in records}
+    rows = [["server", "stack", "messages", *FIELDS]]
+    for server in servers:
+        scores = result.by_stack[server]
+        cells = [_cell(scores[f].correct, scores[f].total) for f in FIELDS]
+        rows.append([server, stack[server], str(scores[FIELDS[0]].total), *cells])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    click.echo("")
+    for row in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
 def _misses(records: tuple[Any, ...]) -> None:

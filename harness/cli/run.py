@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from harness.batch.grid import Grid, parse_sets, split_names
-from harness.errors import UserError, unknown_name
+from harness.errors import OutputError, UserError, cannot_write, unknown_name
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,6 +27,11 @@ BUDGET_EXIT = 4
 """``harness run``'s exit status when ``--max-requests`` or ``--max-tokens`` stopped the run: its
 finished sessions are kept and ``--resume`` finishes it."""
 INTERRUPTED_EXIT = 130
+"""``harness run``'s exit status after Ctrl-C (128 + SIGINT); after SIGTERM it is 143 (128 + 15)."""
+BIG_GRID = 10_000_000
+"""Sessions from which a new run asks to be confirmed (``--yes``), saying how long it would take."""
+RATE_SAMPLE_S = 1.0
+"""Seconds of sessions run (and dropped) to measure the rate a big grid would run at."""
 DEFAULT_SEEDS = 100
 STUDY_SCENARIOS = 200
 """``--study`` samples at least this many scenarios, spread evenly over the shipped families."""
@@ -312,9 +320,10 @@ Advance = Callable[[int, Any], None]
 :class:`harness.batch.model.Usage`, or None when no agent calls a model)."""
 
 
-def progress_factory(enabled: bool) -> Callable[[int, int], Advance] | None:
+def progress_factory(enabled: bool, shown: list[Any] | None = None) -> Callable[[int, int], Advance] | None:
     """A rich progress bar with rate and ETA on a terminal (and, with a model, its requests,
-    tokens, tokens per second and requests left); nothing in CI or a pipe."""
+    tokens, tokens per second and requests left); nothing in CI or a pipe. Each bar started is
+    put in ``shown``, for the caller to stop when the run stops early."""
     if not enabled:
         return None
     from rich.console import Console
@@ -344,6 +353,8 @@ def progress_factory(enabled: bool) -> Callable[[int, int], Advance] | None:
         )
         task = progress.add_task("run", total=total, completed=done, rate="", model="")
         progress.start()
+        if shown is not None:
+            shown.append(progress)
         started, ran = time.perf_counter(), 0
 
         def advance(n: int, usage: Any = None) -> None:
@@ -415,6 +426,7 @@ def line_progress(total: int, done: int) -> Advance:
     "--by", default="agent", show_default=True, help="Group the printed comparison by these columns."
 )
 @click.option("--no-compare", is_flag=True, help="Do not print the comparison at the end.")
+@click.option("--explain", is_flag=True, help="Under the comparison, what each of its columns means.")
 @click.option(
     "--server",
     default=None,
@@ -482,6 +494,22 @@ def line_progress(total: int, done: int) -> Advance:
     help="Print the grid's size and its model requests (exactly for a --replay, else at most); run nothing.",
 )
 @click.option(
+    "--session-timeout",
+    type=click.FloatRange(min=0),
+    default=600.0,
+    show_default=True,
+    metavar="S",
+    help="Stop a session that takes longer than S seconds (an agent that hangs) and record it as a "
+    "harness_error with the reason; a scripted session takes milliseconds, so only a hang reaches "
+    "it (0: no limit).",
+)
+@click.option(
+    "--yes",
+    is_flag=True,
+    help=f"Run a grid of more than {BIG_GRID:,} sessions without asking (the question says how long "
+    "it would take at the rate measured here).",
+)
+@click.option(
     "--allow-errors",
     is_flag=True,
     help=f"Exit 0 even when sessions broke inside the harness or their agent raised (else exit "
@@ -506,6 +534,7 @@ def command(
     codec: str,
     by: str,
     no_compare: bool,
+    explain: bool,
     families: tuple[str, ...],
     count: int,
     family_seed: int,
@@ -521,6 +550,8 @@ def command(
     max_tokens: int | None,
     dry_run: bool,
     allow_errors: bool,
+    session_timeout: float = 600.0,
+    yes: bool = False,
     server: str | None = None,
 ) -> int:
     """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare.
@@ -626,6 +657,7 @@ def command(
         scenario_sources=sources,
         agent_settings=settings,
         llm_concurrency=llm_concurrency,
+        session_timeout=session_timeout or None,
     )
     from harness.sim.family import LOADER, SOURCE_PREFIX
 
@@ -651,6 +683,8 @@ def command(
     for col in split_names([by]):
         if col not in known:
             raise unknown_name("--by column", col, known)
+    if not resume and len(grid) > BIG_GRID and not yes:
+        confirm_big_grid(grid, options, workers or os.cpu_count() or 1)
     if not resume:
         # Last of the checks, and before anything is announced: the directory is taken now.
         out = ResultsDir.check_new(out) if out is not None else default_out()
@@ -690,23 +724,42 @@ def command(
                 err=True,
             )
     click.echo(f"harness run: {verb} {len(grid)} sessions -> {out} ({where})", err=True)
+    bars: list[Any] = []
+    signalled: list[int] = []
     try:
-        summary = run_batch(
-            grid,
-            out,
-            executor=executor,
-            workers=workers,
-            scheduler=scheduler,
-            resume=resume,
-            options=options,
-            progress=progress_factory(interactive) or (line_progress if study or settings else None),
-            budget=budget,
-        )
+        with _signals_as_interrupt(signalled):
+            summary = run_batch(
+                grid,
+                out,
+                executor=executor,
+                workers=workers,
+                scheduler=scheduler,
+                resume=resume,
+                options=options,
+                progress=progress_factory(interactive, bars)
+                or (line_progress if study or settings else None),
+                budget=budget,
+            )
     except SchedulerUnreachable as exc:
         raise UserError(
             f"{exc}; the run is kept (status 'interrupted'). Resume: harness run --resume --out {out}"
             " [--scheduler ADDRESS | --executor process]"
         ) from None
+    except OSError as exc:
+        if not cannot_write(exc) or signalled:
+            return _stopped_by_signal(out, signalled)
+        raise OutputError(
+            f"{exc.filename or out}: cannot write ({exc.strerror or exc}); every session finished "
+            f"before is kept. Make room, then resume: harness run --resume --out {out}"
+        ) from None
+    except Exception:
+        return _stopped_by_signal(out, signalled)
+    finally:
+        for bar in bars:
+            bar.stop()
+    if summary.interrupted and not summary.stopped:
+        _interrupted(out, signalled, summary)
+        return 128 + signalled[0] if signalled else INTERRUPTED_EXIT
     rate = summary.ran / summary.seconds if summary.seconds > 0 else 0.0
     click.echo(
         f"harness run: ran {summary.ran} sessions in {summary.seconds:.1f}s ({rate:,.0f}/s), "
@@ -728,17 +781,12 @@ def command(
             err=True,
         )
         return BUDGET_EXIT
-    if summary.interrupted:
-        click.echo(
-            f"harness run: interrupted; finished rows are kept. Resume: harness run --resume --out {out}",
-            err=True,
-        )
-        return INTERRUPTED_EXIT
     frame = summary.frame
     if not no_compare and len(frame):
         from harness.cli.compare import print_comparison
 
-        print_comparison(frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out))
+        print_comparison(frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out),
+                         explain=explain)  # fmt: skip
     broken = int((frame["status"] == "harness_error").sum()) if "status" in frame.columns else 0
     if broken and not allow_errors:
         click.echo(
@@ -749,6 +797,93 @@ def command(
         )
         return HARNESS_ERROR_EXIT
     return 0
+
+
+@contextlib.contextmanager
+def _signals_as_interrupt(signalled: list[int]) -> Iterator[None]:
+    """SIGTERM stops the run as Ctrl-C does (finished sessions kept, the manifest 'interrupted',
+    the resume command shown); either signal is put in ``signalled``, so that a stop that a
+    library turned into another exception (a Dask cluster interrupted while it starts) is still
+    known for what it was."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        signalled.append(signum)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stopped_by_signal(out: Path, signalled: list[int]) -> int:
+    """The exit of a run that a signal stopped while something else was raised (a Dask cluster
+    interrupted as it starts fails in its own words): the interrupted line. Without a signal, the
+    exception goes on (called from an ``except`` block)."""
+    if not signalled:
+        raise  # the exception being handled by the caller
+    _interrupted(out, signalled, None)
+    return 128 + signalled[0]
+
+
+def _interrupted(out: Path, signalled: list[int], summary: Any) -> None:
+    """The one line a stopped run ends with: how it was stopped, how far it got, how to go on."""
+    how = "SIGTERM" if signalled and signalled[0] == signal.SIGTERM else "Ctrl-C"
+    done = "" if summary is None else f" after {summary.skipped + summary.ran} of {summary.total} sessions"
+    click.echo(
+        f"harness run: interrupted ({how}){done}; every finished session is kept. "
+        f"Resume: harness run --resume --out {out}",
+        err=True,
+    )
+
+
+def measured_rate(grid: Grid, options: Any, seconds: float = RATE_SAMPLE_S) -> float | None:
+    """Sessions per second of one worker on this grid: its first cells, run here for about
+    ``seconds`` and dropped (None when its agents call a model or its scenarios need a server:
+    such sessions are not run for a guess)."""
+    from harness.batch.worker import DEFAULT_SESSION_FN, run_cell
+
+    if options.session_fn != DEFAULT_SESSION_FN or any(calls_a_model(a) for a in grid.agents):
+        return None
+    started, ran = time.perf_counter(), 0
+    for cell in next(grid.iter_blocks(max(1, 200 // max(1, len(grid.strategies))))):
+        run_cell(cell, options)
+        ran += 1
+        if time.perf_counter() - started >= seconds:
+            break
+    return ran / max(time.perf_counter() - started, 1e-9)
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.0f} {unit}"
+    return f"{seconds:,.0f} seconds"
+
+
+def confirm_big_grid(grid: Grid, options: Any, workers: int) -> None:
+    """Ask before a run of more than :data:`BIG_GRID` sessions, saying how long it would take at
+    the rate measured here; without a terminal to ask on, refuse it unless ``--yes``."""
+    rate = measured_rate(grid, options)
+    usable = max(1, min(workers, os.cpu_count() or 1))
+    if rate:
+        how_long = (
+            f"at {rate:,.0f} sessions/s measured here x {usable} workers, about "
+            f"{_duration(len(grid) / (rate * usable))}"
+        )
+    else:
+        how_long = "its sessions cannot be timed here (a model or a real server)"
+    question = f"harness run: {len(grid):,} sessions is more than {BIG_GRID:,}: {how_long}"
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise UserError(f"{question[len('harness run: ') :]}; give --yes to run them (or fewer --seeds)")
+    click.echo(question, err=True)
+    if not click.confirm("Run them?", default=False, err=True):
+        raise UserError("not started; give fewer --seeds, or --yes to run them without asking")
 
 
 def _given(ctx: click.Context, name: str) -> bool:

@@ -8,7 +8,10 @@ server before the request after it). The body of each response is read on a thre
 a held SSE stream never blocks the next POST, and every JSON object it carries (the reply, a
 notification, a request from the server) goes into one inbox that ``next_message`` reads with
 the probe's own timeouts. What is no JSON object (an HTTP error with a plain-text body, a stream
-event that is not JSON) goes to ``garbage``, as a non-JSON line from a process would.
+event that is not JSON) goes to ``garbage``, as a non-JSON line from a process would. A request
+answered with a 4xx status whose body is no reply to it (a JSON-RPC error with id null, plain
+text) was refused: the refusal is kept by its id (:attr:`HTTPLink.refusals`), status and body,
+for the exchange waiting on it to end at once, not after its timeout.
 
 The headers follow the era of each message, as :mod:`harness.transports.http_client` sends them:
 
@@ -37,7 +40,7 @@ from collections.abc import Sequence
 
 import httpx
 
-from harness.probe.outcomes import DIED, Outcome, shorten
+from harness.probe.outcomes import DIED, REFUSED, Outcome, shorten
 from harness.probe.session import CLOSE_GRACE, ProbeSession
 from harness.protocol.errors import TransportError
 from harness.protocol.messages import Message
@@ -97,6 +100,8 @@ class HTTPLink:
         self.protocol_version: str | None = None
         self.tool_headers: dict[str, dict[str, tuple[str, ...]]] = {}
         self.closed = False
+        self.refusals: dict[object, Outcome] = {}
+        """Requests the endpoint refused with a 4xx status and no reply to them, by id."""
         self._http = httpx.Client(timeout=httpx.Timeout(wait))
         self._inbox: queue.Queue[Message] = queue.Queue()
         self._outbox: queue.Queue[bytes | None] = queue.Queue()
@@ -214,6 +219,8 @@ class HTTPLink:
                         self._receive(event.data.encode(), request, reply.status_code)
                 return
             body = reply.read()
+            if self._refused(reply, request, body):
+                return
             if body.strip():
                 self._receive(body, request, reply.status_code)
             elif reply.status_code >= 400:
@@ -225,6 +232,25 @@ class HTTPLink:
             with self._lock:
                 self._open.discard(reply)
             reply.close()
+
+    def _refused(self, reply: httpx.Response, request: Message | None, body: bytes) -> bool:
+        """Keep a 4xx answer to a request as its refusal, unless the body is the request's reply."""
+        if not 400 <= reply.status_code < 500 or request is None or "method" not in request:
+            return False
+        rid = request.get("id")
+        if not isinstance(rid, int | str) or isinstance(rid, bool):
+            return False
+        found = _object(body)
+        if found is not None and found.get("id") == rid and ("result" in found or "error" in found):
+            return False  # the server answered the request, at an HTTP error status
+        error = found.get("error") if found is not None else None
+        if isinstance(error, dict) and "message" in error:  # a JSON-RPC error addressed to no one
+            text = f"error {error.get('code')}: {error['message']}"
+        else:
+            text = body.decode("utf-8", "replace").strip() or "no body"
+        said = f"HTTP {reply.status_code} {reply.reason_phrase}: {text}"
+        self.refusals[rid] = Outcome(REFUSED, shorten(said))
+        return True
 
     def _receive(self, data: bytes, request: Message | None, status: int) -> None:
         found = _object(data)
@@ -284,6 +310,13 @@ class HTTPProbeSession(ProbeSession):
 
     def close(self) -> None:
         self.http.close()
+
+    def refusal(self, reply_ids: Sequence[object]) -> Outcome | None:
+        for rid in reply_ids:
+            refused = self.http.refusals.pop(rid, None) if isinstance(rid, int | str) else None
+            if refused is not None:
+                return refused
+        return None
 
     def stderr_tail(self) -> str:
         return ""

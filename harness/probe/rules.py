@@ -41,6 +41,7 @@ from harness.probe.outcomes import (
     IS_ERROR_REASON,
     OTHER_VERSION,
     PAGINATED,
+    REFUSED,
     RESULT,
     SINGLE_PAGE,
     UNSUPPORTED_VERSION,
@@ -131,7 +132,7 @@ def _err(code: int, why: str = "") -> Expect:
 ANY_ERROR = Expect("a JSON-RPC error (any code)", ("error *",))
 TOOL_REASON = Expect("isError with the reason", (IS_ERROR_REASON,))
 
-ANSWERED_OR_REFUSED: tuple[str, ...] = (RESULT, EMPTY_RESULT, "error *")
+ANSWERED_OR_REFUSED: tuple[str, ...] = (RESULT, EMPTY_RESULT, "error *", REFUSED)
 """What the spec lets a server answer to a request without ``_meta`` before ``initialize``.
 
 ``handshake.before_initialize`` and ``stateless.no_meta`` send the same message (``tools/list``,

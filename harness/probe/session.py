@@ -238,6 +238,10 @@ class ProbeSession:
             if len(self.link.garbage) > seen:
                 seen = len(self.link.garbage)
                 deadline = self._heard_line(deadline)
+            refused = self.refusal(reply_ids)
+            if refused is not None:
+                self._heard_line(deadline)
+                return Reply(failure=refused)
             if msg is None:
                 if self._exited():
                     return Reply(failure=self._died(eof=False))
@@ -265,6 +269,11 @@ class ProbeSession:
             if self._late(msg):
                 # A slow server catching up: what we wait for may come next.
                 deadline = max(deadline, time.monotonic() + self.timeout)
+
+    def refusal(self, reply_ids: Sequence[object]) -> Outcome | None:
+        """How the peer refused one of ``reply_ids`` outright (an HTTP 4xx), if it did; a process
+        has no such answer."""
+        return None
 
     def _heard_line(self, deadline: float) -> float:
         # The first line ends the start-up wait: from now on the ordinary timeout applies.

@@ -40,11 +40,17 @@ The rules, in the order a message meets them:
    request in flight when the upstream writes garbage (after ``grace`` seconds without a
    good answer) get -32603 with a message saying which, once each.
 
+6. **Stop.** :meth:`~ProxyCore.stop` answers every client request still waiting (sent
+   upstream, held by a fault, waiting for the tool list or for the client's own answer to a
+   question) with -32603 saying the proxy stopped, so that no id goes unanswered.
+
 Everything that happens is recorded through ``record`` as JSONL in the sessions' trace
 format: ``c2s``/``s2c`` lines are the client's side of the wire, ``p2u``/``u2p`` the
 upstream's, ``harness`` lines the faults, rewrites, events and upstream trouble, each with
-``step`` (client requests so far). No wall-clock value is written, so the same calls through
-the same seed and server give the same bytes.
+``step`` (client requests so far). A message passed on unchanged is written once: its
+``p2u`` (or ``s2c``) line is ``{"dir":"p2u","same":"c2s"}``, the message of the last ``c2s``
+(``u2p``) line. No wall-clock value is written, so the same calls through the same seed and
+server give the same bytes.
 """
 
 from __future__ import annotations
@@ -119,6 +125,9 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_GRACE = 1.0
 """Seconds a request in flight may still get a good answer after the upstream wrote garbage."""
 SILENT_KINDS: frozenset[str] = frozenset({"silent", "silent_noop"})
+STOP_AT_END = "end of input"
+"""Why a proxy stops when its client closed the connection: the ordinary end, not noted in the trace
+unless a request was still waiting."""
 
 _dumps = compact_text
 
@@ -131,6 +140,15 @@ def _obj(value: Any) -> JSON:
 def wire_line(direction: str, message: Any) -> bytes:
     """One trace line for a message: ``{"dir":...,"msg":...}``."""
     return b'{"dir":"' + direction.encode() + b'","msg":' + _dumps(message).encode() + b"}\n"
+
+
+SAME_AS: dict[str, str] = {"p2u": "c2s", "s2c": "u2p"}
+"""The line a message sent on unchanged refers to instead of being written again."""
+
+
+def same_line(direction: str) -> bytes:
+    """The trace line of a message passed on unchanged: ``{"dir":"p2u","same":"c2s"}``."""
+    return b'{"dir":"' + direction.encode() + b'","same":"' + SAME_AS[direction].encode() + b'"}\n'
 
 
 @dataclass
@@ -248,8 +266,11 @@ class ProxyCore:
         self._listed = False
         self._wants_tools = plan is not None or strategy in ASKING_STRATEGIES
         """Whether the proxy needs the real tools before a call (to check the plan, to ask for input)."""
-        self._hold: list[Callable[[Out], None]] = []
-        """Client messages waiting while the proxy lists the tools, in order."""
+        self._hold: list[tuple[Callable[[Out], None], Any, bool]] = []
+        """Client messages waiting while the proxy lists the tools, in order: how to go on with
+        each, the message, and whether it is a call already read (counted, in the trace)."""
+        self._received: dict[str, Any] = {"c2s": None, "u2p": None}
+        """The last message read from each side: sent on as it is, it is not written again."""
         self._listing_meta: Any = None
         self.pending: dict[RequestId, Pending] = {}
         self._held: dict[RequestId, Held] = {}
@@ -287,6 +308,12 @@ class ProxyCore:
 
     def _wire(self, direction: str, message: Any) -> None:
         if self.record is not None:
+            if direction in SAME_AS:
+                if message is self._received[SAME_AS[direction]]:
+                    self.record(same_line(direction))
+                    return
+            else:
+                self._received[direction] = message
             self.record(wire_line(direction, message))
 
     def _note(self, **fields: Any) -> None:
@@ -359,7 +386,7 @@ class ProxyCore:
         """A message the client sent (parsed JSON of any shape)."""
         out = Out()
         if self._listing:
-            self._hold.append(lambda later: self._client(later, message))
+            self._hold.append((lambda later: self._client(later, message), message, False))
             return out
         self._client(out, message)
         return out
@@ -392,10 +419,12 @@ class ProxyCore:
             self._client_notification(out, message)
             return
         self.requests += 1
-        if self.dead is not None:
-            self._dead_answer(out, message["id"])
-            return
         method = message["method"]
+        if self.dead is not None:
+            if method == "tools/call":
+                self.calls += 1  # the summary counts every call the client made, a dead server's too
+            self._dead_answer(out, message["id"], call=method == "tools/call")
+            return
         params = _obj(message.get("params"))
         if method == "initialize":
             caps = params.get("capabilities")
@@ -475,7 +504,7 @@ class ProxyCore:
 
     def _release(self, out: Out) -> None:
         while self._hold and not self._listing:
-            self._hold.pop(0)(out)
+            self._hold.pop(0)[0](out)
 
     # -- tools/call ---------------------------------------------------------------------------------
 
@@ -503,7 +532,7 @@ class ProxyCore:
             return
         if self._wants_tools and not self._listed and not self.tools_known:
             self.calls -= 1  # counted again when it comes back
-            self._hold.insert(0, lambda later: self._call(later, message, params))
+            self._hold.insert(0, (lambda later: self._call(later, message, params), message, True))
             self._list_tools(out, meta if stateless else None)
             return
         forwarded = arguments
@@ -611,8 +640,12 @@ class ProxyCore:
         reply = self._encoded(call, failure, self.strategy)
         if reply is None:
             self._crash(out, call)
-        else:
-            self._answer(out, reply, call=True)
+            return
+        if self.strategy in ("masked", "collapse"):
+            # The strategy decides how an injected failure arrives, as it does for a real one.
+            self._note(rewrite={"id": call.client_id, "tool": call.name, "by": self.strategy})
+            self.stats["rewrites"][self.strategy] += 1
+        self._answer(out, reply, call=True)
 
     def _encoded(self, call: Call, failure: Exception, strategy: str) -> Message | None:
         """A tool failure as ``strategy`` reports it; None for ``escape`` (the server dies)."""
@@ -1085,6 +1118,47 @@ class ProxyCore:
             "asks": dict(sorted(self.stats["asks"].items())),
             "upstream": dict(sorted(self.stats["upstream"].items())),
         }
+
+    def stop(self, why: str) -> Out:
+        """The proxy is stopping (``why``: ``end of input``, ``SIGTERM``, ``client gone``...):
+        every client request still waiting gets -32603 saying so, once; nothing is sent upstream."""
+        out = Out()
+        waiting: list[tuple[RequestId, bool]] = []
+        for _, message, read in self._hold:
+            if read:
+                self.calls += 1  # it was uncounted while it waited for the tool list
+                waiting.append((message["id"], True))
+                continue
+            self._wire("c2s", message)
+            if (
+                isinstance(message, dict)
+                and isinstance(message.get("method"), str)
+                and is_valid_id(message.get("id"))
+            ):
+                self.requests += 1
+                call = message["method"] == "tools/call"
+                self.calls += call
+                waiting.append((message["id"], call))
+        self._hold.clear()
+        self._listing = False
+        for pending in self.pending.values():
+            if pending.client_id is not None:
+                waiting.append((pending.client_id, pending.call is not None))
+        self.pending.clear()
+        waiting += [(rid, True) for rid in self._held]
+        self._held.clear()
+        waiting += [(ask.call.client_id, True) for ask in self._asks.values()]
+        self._asks.clear()
+        if waiting or why != STOP_AT_END:
+            self._note(stop={"why": why, "unanswered": [rid for rid, _ in waiting]})
+        if waiting:
+            self.stats["upstream"]["stopped"] += len(waiting)
+        text = f"the proxy stopped ({why}) before the upstream server answered"
+        for rid, call in waiting:
+            self._to_client(out, error_response(rid, INTERNAL_ERROR, text, {"upstream": "stopped"}), rid)
+            self.answered += 1
+            self.answered_calls += call
+        return out
 
     def close(self) -> None:
         """Write the summary as the trace's last line."""

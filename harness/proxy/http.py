@@ -16,6 +16,12 @@ What the front does, in the order it is checked:
    the session's GET stream (kept in a bounded buffer until one opens). A notification or a
    response gets 202. A stateless stream the client closes early cancels its request.
 5. **DELETE** ends the session and its upstream.
+6. **A client that went away** costs nothing for long: a session whose client closed a
+   request's connection before its answer came, and sent nothing more within
+   :data:`GONE_GRACE_S`, is closed and its server stopped (``client gone``); so is one with no
+   request in flight and no stream open for ``idle`` seconds (``idle``). The summary counts
+   both (``abandoned``). The shared stateless connection is never closed so: a closed
+   stateless request is cancelled instead.
 
 The front decides nothing about MCP itself: every message goes through the session's
 :class:`~harness.proxy.link.ProxyLink`, which says which request each outgoing message
@@ -29,7 +35,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,6 +51,7 @@ from harness.protocol.messages import Message, RequestId, error_response, notifi
 from harness.protocol.server import parse_json
 from harness.protocol.stateless import CANCELLED
 from harness.protocol.versions import META_PROTOCOL_VERSION, is_stateless
+from harness.proxy.core import STOP_AT_END
 from harness.proxy.link import ClientSink, ProxyLink
 from harness.transports.http import (
     DEFAULT_MAX_BODY_BYTES,
@@ -63,6 +70,14 @@ LinkFactory = Callable[[ClientSink, int], ProxyLink]
 
 _JSON = "application/json"
 _SSE = "text/event-stream"
+DEFAULT_SESSION_IDLE_S = 300.0
+"""``harness proxy --http --session-idle``'s default."""
+GONE_GRACE_S = 1.0
+"""Seconds a session whose client dropped a request mid-call has to show it is still there."""
+REAP_EVERY_S = 0.25
+"""How often the front looks for sessions to close."""
+GONE = "client gone"
+IDLE = "idle"
 
 
 class _Refuse(Exception):
@@ -116,6 +131,21 @@ class FrontSession:
         self.stream: asyncio.Queue[Message | None] | None = None
         self.buffer: deque[Message] = deque(maxlen=MAX_PENDING)
         self.closed = False
+        self.seen = loop.time()
+        """When the client last did something in this session (a request, an answer, a stream)."""
+        self.gone_at: float | None = None
+        """When the client dropped a request before its answer (None: it has not, or came back)."""
+
+    def touch(self) -> None:
+        """The client is here: it sent something, or something of it ended."""
+        self.seen = self.loop.time()
+        self.gone_at = None
+
+    def idle_since(self) -> float | None:
+        """Since when nothing of the client is open here (None: a request or a stream is)."""
+        if self.waiters or self.stream is not None:
+            return None
+        return self.seen
 
     def sink(self, message: Message, related: RequestId | None) -> None:
         """The link's client sink (any thread): route on the event loop."""
@@ -148,8 +178,14 @@ class ProxyHTTP:
         path: str = DEFAULT_PATH,
         allowed_hosts: Iterable[str] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        idle: float | None = DEFAULT_SESSION_IDLE_S,
     ) -> None:
         self.make_link = make_link
+        self.idle = idle
+        """Seconds a session may sit idle before it is closed (None: never)."""
+        self.abandoned: Counter[str] = Counter()
+        """Sessions closed because their client went away, by why (``client gone``, ``idle``)."""
+        self._reaper: asyncio.Task[None] | None = None
         self.path = path
         self.allowed_hosts = frozenset(h.lower().strip("[]") for h in (allowed_hosts or LOCAL_NAMES))
         self.max_body_bytes = max_body_bytes
@@ -213,6 +249,8 @@ class ProxyHTTP:
             self._count += 1
             number = self._count
         session = FrontSession(sid, asyncio.get_running_loop())
+        if self._reaper is None:
+            self._reaper = asyncio.create_task(self._reap())
         session.link = self.make_link(session.sink, number)
         try:
             await anyio.to_thread.run_sync(session.link.start)
@@ -239,16 +277,80 @@ class ProxyHTTP:
             raise _Refuse(404, INVALID_REQUEST, f"unknown or ended session {sid!r}", req_id)
         return session
 
-    async def _end(self, session: FrontSession) -> None:
+    async def _end(self, session: FrontSession, why: str = STOP_AT_END) -> None:
+        if self._detach(session):
+            await self._finish(session, why)
+
+    def _detach(self, session: FrontSession) -> bool:
+        """Take a session out of the front (no request reaches it from now on); False if it was."""
         if session.closed:
-            return
+            return False
         session.closed = True
         if session.id is not None:
             self.sessions.pop(session.id, None)
+        if session is self._stateless:
+            self._stateless = None
         if session.stream is not None:
             session.stream.put_nowait(None)
+        return True
+
+    async def _finish(self, session: FrontSession, why: str) -> None:
+        """Close a detached session's link: its waiting requests answered, its server stopped."""
         if session.link is not None:
-            self.summaries.append(await anyio.to_thread.run_sync(session.link.close))
+            link = session.link
+            self.summaries.append(await anyio.to_thread.run_sync(lambda: link.close(why)))
+
+    async def _reap(self) -> None:
+        """Close the sessions whose client went away (module docstring, rule 6), for as long as
+        the front runs."""
+        while True:
+            await asyncio.sleep(REAP_EVERY_S)
+            now = asyncio.get_running_loop().time()
+            ending: list[tuple[FrontSession, str]] = []
+            for session in list(self.sessions.values()):
+                since = session.idle_since()
+                if since is None:
+                    continue
+                if session.gone_at is not None and now - session.gone_at >= GONE_GRACE_S:
+                    ending.append((session, GONE))
+                elif self.idle is not None and now - since >= self.idle:
+                    ending.append((session, IDLE))
+            for session, why in ending:
+                self.abandoned[why] += 1
+                self._detach(session)  # now, so that no request gets in while it closes
+            if ending:
+                await asyncio.gather(*(self._finish(session, why) for session, why in ending))
+
+    async def close_all(self, why: str) -> None:
+        """Close every session (each request still waiting gets its -32603, each server is
+        stopped, side by side); the front stops reaping."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+        sessions = list(self.sessions.values()) + ([self._stateless] if self._stateless is not None else [])
+        await asyncio.gather(*(self._end(session, why) for session in sessions))
+
+    async def _next(self, request: Request, waiting: asyncio.Queue[Message]) -> Message | None:
+        """The next message for a request, or None if its client hung up first."""
+        got = asyncio.ensure_future(waiting.get())
+        gone = asyncio.ensure_future(_hung_up(request))
+        done, _ = await asyncio.wait({got, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if got in done:
+            gone.cancel()
+            return got.result()
+        got.cancel()
+        return None
+
+    def _dropped(self, session: FrontSession, rid: RequestId, stateless: bool) -> None:
+        """A request's client hung up before its answer: cancel it (stateless), or suspect the
+        session's client is gone (the reaper closes the session unless it comes back)."""
+        session.waiters.pop(rid, None)
+        if session.closed:
+            return
+        if stateless:
+            cancel = notification(CANCELLED, {"requestId": rid})
+            session.loop.run_in_executor(None, session.from_client, cancel)
+        else:
+            session.gone_at = session.loop.time()
 
     # -- the methods --------------------------------------------------------------------------------
 
@@ -276,6 +378,7 @@ class ProxyHTTP:
             self.sessions[session.id] = session
         else:
             session = self._session(request, reply_id(message))
+        session.touch()
         if not is_request:
             await anyio.to_thread.run_sync(session.from_client, message)
             return Response(status_code=202)
@@ -283,10 +386,14 @@ class ProxyHTTP:
         waiting: asyncio.Queue[Message] = asyncio.Queue()
         session.waiters[rid] = waiting
         await anyio.to_thread.run_sync(session.from_client, message)
-        first = await waiting.get()
+        first = await self._next(request, waiting)
+        if first is None:
+            self._dropped(session, rid, stateless)
+            return Response(status_code=499)  # nobody reads it
         headers = {SESSION_HEADER: session.id} if method == "initialize" and session.id else {}
         if _is_reply(first, rid):
             session.waiters.pop(rid, None)
+            session.touch()
             if method == "initialize" and "result" not in first:
                 await self._end(session)
                 headers = {}
@@ -295,11 +402,15 @@ class ProxyHTTP:
                 status = STATELESS_ERROR_STATUS.get(first["error"].get("code"), 200)
             return _json(first, status, headers)
         if not _accepts(request, _SSE):
-            reply = first
-            while not _is_reply(reply, rid):
+            reply: Message | None = first
+            while reply is not None and not _is_reply(reply, rid):
                 session.route(reply, None)
-                reply = await waiting.get()
+                reply = await self._next(request, waiting)
+            if reply is None:
+                self._dropped(session, rid, stateless)
+                return Response(status_code=499)
             session.waiters.pop(rid, None)
+            session.touch()
             return _json(reply, headers=headers)
         events = self._events(session, rid, first, waiting, stateless)
         headers.update({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -323,11 +434,13 @@ class ProxyHTTP:
                     return
                 message = await waiting.get()
         finally:
-            session.waiters.pop(rid, None)
-            if stateless and not answered and not session.closed:
-                # Closing a stateless stream cancels its request (a listen stream, say).
-                cancel = notification(CANCELLED, {"requestId": rid})
-                session.loop.run_in_executor(None, session.from_client, cancel)
+            if answered:
+                session.waiters.pop(rid, None)
+                session.touch()
+            else:
+                # Closing a stateless stream cancels its request (a listen stream, say); closing
+                # a session's stream mid-call suggests its client is gone.
+                self._dropped(session, rid, stateless)
 
     def _get(self, request: Request) -> Response:
         if not _accepts(request, _SSE):
@@ -335,6 +448,7 @@ class ProxyHTTP:
         session = self._session(request)
         if session.stream is not None:
             raise _Refuse(409, None, "this session already has a GET stream")
+        session.touch()
         stream: asyncio.Queue[Message | None] = asyncio.Queue()
         while session.buffer:
             stream.put_nowait(session.buffer.popleft())
@@ -347,6 +461,7 @@ class ProxyHTTP:
             finally:
                 if session.stream is stream:
                     session.stream = None
+                    session.touch()
 
         return StreamingResponse(events(), media_type=_SSE, headers={"Cache-Control": "no-cache"})
 
@@ -355,13 +470,20 @@ class ProxyHTTP:
         await self._end(session)
         return Response(status_code=200)
 
-    def shutdown(self) -> list[dict[str, Any]]:
-        """Close every connection (their upstreams with them); the summaries of all of them."""
+    def shutdown(self, why: str = "shutdown") -> list[dict[str, Any]]:
+        """Close every connection still open (their upstreams with them), once the event loop
+        has stopped; the summaries of all of them."""
         sessions = list(self.sessions.values()) + ([self._stateless] if self._stateless is not None else [])
         self.sessions.clear()
         self._stateless = None
         for session in sessions:
             if not session.closed and session.link is not None:
                 session.closed = True
-                self.summaries.append(session.link.close())
+                self.summaries.append(session.link.close(why))
         return self.summaries
+
+
+async def _hung_up(request: Request) -> None:
+    """Return once the client of ``request`` (whose body has been read) disconnects."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass

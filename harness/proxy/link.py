@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.protocol.messages import Message, RequestId
-from harness.proxy.core import Out, ProxyCore
+from harness.proxy.core import STOP_AT_END, Out, ProxyCore
 from harness.proxy.upstream import Handlers, Upstream
 
 ClientSink = Callable[[Message, RequestId | None], None]
@@ -99,14 +99,22 @@ class ProxyLink:
                     return
                 self._cond.wait(left)
 
-    def close(self) -> dict[str, Any]:
-        """Stop: the summary goes into the trace, the upstream is closed; the summary."""
+    def busy(self) -> bool:
+        """Whether a client request still waits for its answer."""
+        with self._cond:
+            return not self._closed and self.core.busy()
+
+    def close(self, why: str = STOP_AT_END, hurry: threading.Event | None = None) -> dict[str, Any]:
+        """Stop: every request still waiting is answered (:meth:`ProxyCore.stop`), the summary
+        goes into the trace, the upstream is stopped (``hurry``: without waiting for it to exit
+        on its own); the summary."""
         with self._cond:
             if not self._closed:
+                self._run(lambda: self.core.stop(why))
                 self._closed = True
                 self.core.close()
             self._cond.notify_all()
-        self.upstream.close()
+        self.upstream.close(hurry)
         if self._timer.is_alive():
             self._timer.join(timeout=2.0)
         return self.core.summary()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -15,8 +16,8 @@ from harness.errors import UserError
 from harness.proxy.core import DEFAULT_GRACE, DEFAULT_TIMEOUT, ProxyCore
 from harness.proxy.link import ClientSink, ProxyLink
 from harness.proxy.plan import Plan
-from harness.proxy.stdio import serve_proxy_stdio
-from harness.proxy.upstream import HTTPUpstream, StdioUpstream, Upstream
+from harness.proxy.stdio import Stop, serve_proxy_stdio
+from harness.proxy.upstream import STOP_GRACE_S, HTTPUpstream, StdioUpstream, Upstream
 
 log = logging.getLogger("harness.proxy")
 
@@ -36,6 +37,11 @@ class ProxyConfig:
     timeout: float | None = DEFAULT_TIMEOUT
     """Seconds an upstream request may take (and a ``timeout`` fault holds a call); None: no limit."""
     grace: float = DEFAULT_GRACE
+    stop_grace: float = STOP_GRACE_S
+    """Seconds a server process gets at each step of its stop (end of input, SIGTERM, SIGKILL)."""
+    session_idle: float | None = None
+    """HTTP front: seconds a session may sit with nothing in flight and no stream open before
+    it is closed and its server stopped (None: never)."""
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.url is not None):
@@ -44,7 +50,7 @@ class ProxyConfig:
     def upstream(self) -> Upstream:
         if self.url is not None:
             return HTTPUpstream(self.url, timeout=self.timeout or 0.0)
-        return StdioUpstream(self.command)
+        return StdioUpstream(self.command, grace=self.stop_grace)
 
 
 class TraceFile:
@@ -92,32 +98,48 @@ def make_link(
     return ProxyLink(core, config.upstream(), sink, warn)
 
 
+@contextlib.contextmanager
+def stop_on_signals(stop: Stop | None = None) -> Iterator[Stop]:
+    """SIGTERM and SIGINT ask ``stop`` to stop (they end nothing at once) while the block runs.
+
+    The proxy then answers what waits, stops its server and reports, and exits 0. Outside the
+    main thread no handler can be set: the stop is only what the caller asks for.
+    """
+    stop = stop if stop is not None else Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run_stdio(
-    config: ProxyConfig, stdin: IO[bytes], stdout: IO[bytes], trace: TraceFile, warn: Callable[[str], None]
+    config: ProxyConfig,
+    stdin: IO[bytes],
+    stdout: IO[bytes],
+    trace: TraceFile,
+    warn: Callable[[str], None],
+    stop: Stop | None = None,
 ) -> dict[str, Any]:
-    """The stdio front until the client closes stdin; the summary."""
+    """The stdio front until the client closes stdin or ``stop`` is asked for; the summary."""
     from harness.protocol.errors import TransportError
 
     warned: set[str] = set()
-    interrupt = None
-    if threading.current_thread() is threading.main_thread():
-        interrupt = signal.signal(signal.SIGTERM, _interrupt)  # end as on ^C: close and report
-    try:
-        return serve_proxy_stdio(
-            lambda sink: make_link(config, sink, trace=trace, warn=warn, warned=warned),
-            stdin,
-            stdout,
-            drain=DRAIN_WITHOUT_TIMEOUT if config.timeout is None else 2 * config.timeout + config.grace,
-        )
-    except TransportError as exc:
-        raise UserError(f"the upstream server did not start: {exc}") from None
-    finally:
-        if interrupt is not None:
-            signal.signal(signal.SIGTERM, interrupt)
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+    with stop_on_signals(stop) as asked:
+        try:
+            return serve_proxy_stdio(
+                lambda sink: make_link(config, sink, trace=trace, warn=warn, warned=warned),
+                stdin,
+                stdout,
+                drain=DRAIN_WITHOUT_TIMEOUT if config.timeout is None else 2 * config.timeout + config.grace,
+                stop=asked,
+            )
+        except TransportError as exc:
+            raise UserError(f"the upstream server did not start: {exc}") from None
 
 
 def run_http(
@@ -129,8 +151,13 @@ def run_http(
     warn: Callable[[str], None],
     header_timeout: float | None = 10.0,
     ready: Callable[[int], None] | None = None,
+    stop: Stop | None = None,
 ) -> dict[str, Any]:
-    """The Streamable HTTP front until interrupted; the summary over every connection."""
+    """The Streamable HTTP front until SIGTERM or SIGINT; the summary over every connection.
+
+    On the signal, every session is closed first (each request still waiting gets -32603, each
+    server is stopped), then uvicorn lets the answers out and ends.
+    """
     import uvicorn
 
     from harness.proxy.http import ProxyHTTP
@@ -143,6 +170,7 @@ def run_http(
     front = ProxyHTTP(
         lambda sink, number: make_link(config, sink, trace=trace, warn=warn, warned=warned, session=number),
         allowed_hosts=names,
+        idle=config.session_idle,
     )
     try:
         sock = bind_socket(host, port)
@@ -151,36 +179,42 @@ def run_http(
     actual = sock.getsockname()[1]
     if ready is not None:
         ready(actual)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            front.app,
-            http=h11_protocol(header_timeout),
-            log_level="warning",
-            timeout_graceful_shutdown=1,
-            lifespan="off",
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, which closes the proxy's sessions before it waits for its connections.
+
+        uvicorn catches SIGINT and SIGTERM while it runs and raises them again once done; the
+        proxy's own handler (:func:`stop_on_signals`) is in place again by then, so the process
+        still ends as the proxy does: summary, exit 0.
+        """
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            asked(sig, frame)
+            super().handle_exit(sig, frame)
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            await front.close_all(asked.why or "shutdown")
+            await super().shutdown(sockets)
+
+    with stop_on_signals(stop) as asked:
+        server = Server(
+            uvicorn.Config(
+                front.app,
+                http=h11_protocol(header_timeout),
+                log_level="warning",
+                timeout_graceful_shutdown=1,
+                lifespan="off",
+            )
         )
-    )
-    quiet = _quiet_signals()
-    try:
-        server.run(sockets=[sock])
-    finally:
-        front.shutdown()
-        sock.close()
-        for sig, handler in quiet.items():
-            signal.signal(sig, handler)
-    return merge(front.summaries)
-
-
-def _quiet_signals() -> dict[int, Any]:
-    """Let SIGINT and SIGTERM end the HTTP front without ending the process.
-
-    uvicorn catches them to shut down gracefully, then raises them again once it is done,
-    which would end the process before the proxy closes its upstreams and reports. With a
-    handler of ours in place, what uvicorn raises again lands here and does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    return {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+        server.should_exit = asked.requested  # a signal before uvicorn took them over
+        try:
+            server.run(sockets=[sock])
+        finally:
+            front.shutdown(asked.why or "shutdown")
+            sock.close()
+    total = merge(front.summaries)
+    total["abandoned"] = dict(sorted(front.abandoned.items()))
+    return total
 
 
 def merge(summaries: Iterable[dict[str, Any]]) -> dict[str, Any]:

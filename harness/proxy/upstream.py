@@ -6,9 +6,11 @@ not JSON-RPC, goes away, or one request cannot be delivered) and then takes mess
 :meth:`send`, which never blocks on the server: a stdio upstream writes from its own thread,
 an HTTP upstream posts each message on a thread of its own.
 
-* :class:`StdioUpstream` starts the command (its stderr goes on to the proxy's stderr, line
-  by line, and the last line is kept to say why it died). End of its stdout is
-  :attr:`Handlers.gone` with the exit code.
+* :class:`StdioUpstream` starts the command in a process group of its own (its stderr goes on
+  to the proxy's stderr, line by line, and the last line is kept to say why it died). End of its
+  stdout is :attr:`Handlers.gone` with the exit status (:func:`exit_reason`). Closing it ends
+  its input, then SIGTERM, then SIGKILL, each after a grace, to the whole group: nothing the
+  server started outlives the proxy.
 * :class:`HTTPUpstream` drives a URL with :class:`~harness.transports.HTTPClientTransport`
   (sessions, SSE answers, resumption, both eras), one POST per message; what arrives outside
   a POST's answer (the GET stream, a listen stream) is collected every few milliseconds. A
@@ -20,10 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
+import re
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -37,6 +43,39 @@ from harness.protocol.stateless import LISTEN
 
 POLL_SECONDS = 0.02
 """How often an HTTP upstream collects what arrived outside a POST's answer."""
+STOP_GRACE_S = 1.0
+"""Seconds a server gets at each step of its stop: to exit once its input ends, then to exit
+after SIGTERM, before SIGKILL. Two graces fit inside the two seconds the official SDK clients
+give a stdio server (the proxy) between each of those steps of their own."""
+
+_ERROR_WORDS = re.compile(
+    r"\b(?:\w*(?:error|exception)|traceback|fatal|panic|abort(?:ed)?|fail(?:ed|ure|s)?|refus\w*|denied|"
+    r"cannot|can't|could not|unable|invalid|not found|no such|missing|killed|crash\w*|segmentation|errno)\b",
+    re.IGNORECASE,
+)
+"""Words that make a line of a server's stderr read as an error (not a banner or a log line)."""
+
+
+def looks_like_error(line: str) -> bool:
+    """Whether a server's last stderr line says what went wrong (``ValueError: ...``, ``fatal:
+    ...``) rather than what it was doing (``Starting default (STDIO) server...``)."""
+    return _ERROR_WORDS.search(line) is not None
+
+
+def exit_reason(code: int | None, last_stderr: str = "") -> str:
+    """How a server process ended, for a client: its exit status (or the signal that killed it),
+    and its last stderr line only when that line reads as an error (:func:`looks_like_error`)."""
+    if code is None:
+        how = "closed its output"
+    elif code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        how = f"was killed by {name} (exit status {code})"
+    else:
+        how = f"exited with code {code}"
+    return f"{how}: {last_stderr}" if last_stderr and looks_like_error(last_stderr) else how
 
 
 @dataclass(frozen=True)
@@ -55,10 +94,37 @@ class Upstream(Protocol):
     def start(self, handlers: Handlers) -> None: ...
     def send(self, message: Message) -> None: ...
     def kill(self) -> None: ...
-    def close(self) -> None: ...
+    def close(self, hurry: threading.Event | None = None) -> None:
+        """Stop the server and release what it holds; ``hurry`` set: no time for a quiet exit."""
 
 
 _STOP = object()
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` still has a member that is not a zombie (a zombie waits
+    for a parent to reap it, which a container's init may never do: it is gone all the same)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    if not sys.platform.startswith("linux"):
+        return True
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+                return True
+        return False
+    return True
 
 
 class StdioUpstream:
@@ -71,6 +137,7 @@ class StdioUpstream:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         stderr: IO[bytes] | None = None,
+        grace: float = STOP_GRACE_S,
     ) -> None:
         if not command:
             raise ValueError("StdioUpstream needs a command")
@@ -78,6 +145,8 @@ class StdioUpstream:
         self.env = env
         self.cwd = cwd
         self.stderr_sink = stderr
+        self.grace = grace
+        """Seconds of each step of the stop (:data:`STOP_GRACE_S`)."""
         self.process: subprocess.Popen[bytes] | None = None
         self.last_stderr = ""
         self._queue: queue.Queue[Any] = queue.Queue()
@@ -94,6 +163,7 @@ class StdioUpstream:
                 stderr=subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
+                start_new_session=True,  # a group of its own: the stop reaches what it started
             )
         except OSError as exc:
             raise TransportError(f"cannot start {self.command[0]!r}: {exc.strerror or exc}") from None
@@ -123,10 +193,9 @@ class StdioUpstream:
         try:
             code = self.process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
-            handlers.gone("closed its output")
+            handlers.gone(exit_reason(None))
             return
-        tail = f": {self.last_stderr}" if self.last_stderr else ""
-        handlers.gone(f"exited with code {code}{tail}")
+        handlers.gone(exit_reason(code, self.last_stderr))
 
     def _read_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
@@ -153,27 +222,50 @@ class StdioUpstream:
         self._queue.put(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
 
     def kill(self) -> None:
-        """End the process at once, as a crash would."""
-        if self.process is not None and self.process.poll() is None:
-            with contextlib.suppress(OSError):
-                self.process.kill()
+        """End the process and its group at once, as a crash would."""
+        if self.process is not None:
+            self._signal(signal.SIGKILL)
 
-    def close(self) -> None:
-        """Close its stdin, give it two seconds to exit, then terminate and kill."""
+    def _signal(self, sig: int) -> bool:
+        """Send ``sig`` to the server's process group; False once nothing of it is left."""
+        assert self.process is not None
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            return False
+        except OSError:  # not ours to signal (it changed its group): the process itself, then
+            with contextlib.suppress(OSError):
+                self.process.send_signal(sig)
+        return True
+
+    def _ended(self, seconds: float, hurry: threading.Event | None = None) -> bool:
+        """Wait up to ``seconds`` for the group to be gone (the server reaped, nothing it
+        started left); cut short by ``hurry``. Whether it is gone."""
+        assert self.process is not None
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.process.poll() is not None and not group_alive(self.process.pid):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0 or (hurry is not None and hurry.is_set()):
+                return False
+            time.sleep(min(0.02, left))
+
+    def close(self, hurry: threading.Event | None = None) -> None:
+        """Stop the server: end its input and give it :attr:`grace` seconds to exit (none when
+        ``hurry`` is set, or once it is), then SIGTERM its group, a grace more, then SIGKILL."""
         self._closing = True
         self._queue.put(_STOP)
         process = self.process
         if process is None:
             return
-        try:
-            process.wait(timeout=2.0)
-        except subprocess.TimeoutExpired:
-            process.terminate()
-            try:
-                process.wait(timeout=2.0)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if not self._ended(self.grace, hurry):
+            self._signal(signal.SIGTERM)
+            if not self._ended(self.grace):
+                self._signal(signal.SIGKILL)
+                self._ended(self.grace)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=self.grace)
         for thread in self._threads:
             thread.join(timeout=2.0)
         for pipe in (process.stdout, process.stderr, process.stdin):
@@ -269,7 +361,7 @@ class HTTPUpstream:
         """As a crash would: the session is dropped without a word."""
         self._closed.set()
 
-    def close(self) -> None:
+    def close(self, hurry: threading.Event | None = None) -> None:
         self._closed.set()
         for future in self._waiting.values():
             if not future.done():

@@ -216,3 +216,59 @@ def security_table(df: pd.DataFrame) -> pd.DataFrame:
                 "messages_read": int(g["messages_read"].sum()),
             })  # fmt: skip
     return pd.DataFrame(rows, columns=list(SECURITY_COLUMNS))
+
+
+WORLD_TITLES: dict[str, str] = {
+    "fault_kinds": "per fault kind (the scenarios with it; a scenario counts in each of its kinds); Δ "
+    "success = the strategy − is_error; Δ calls = the same over pairs where both succeeded",
+    "worlds": "worlds: per world, the unit the task (its seeds and conditions averaged); Δ success = the "
+    "strategy − is_error; Δ calls = the strategy − is_error, over pairs where both succeeded",
+    "kinds": "worlds: per failure kind (our upstream kinds, the world's events, AgentDojo's injections); "
+    "the unit the task",
+    "blind": "worlds: reading against the blind control, per world: Δ = reader − blind under the same "
+    "strategy (success; calls over pairs where both succeeded)",
+    "blind_kinds": "worlds: reading against the blind control, per failure kind",
+    "security": "worlds: AgentDojo's own security verdicts (breached: the injection task's goal met)",
+}
+"""The world sections of ``harness effects``, by their JSON key, with their titles."""
+
+ALL_WORLDS = "all worlds"
+"""The group of every world task (each task once, its conditions averaged)."""
+
+
+def world_tables(
+    df: pd.DataFrame,
+    names: Sequence[str],
+    sources: Mapping[str, str],
+    baseline: str,
+    others: Sequence[str],
+    adjust: str,
+) -> dict[str, pd.DataFrame]:
+    """Success and calls per fault kind for the harness's own scenarios, and the worlds study's
+    tables for world scenarios, each keyed as in :data:`WORLD_TITLES`."""
+    from harness.worlds.scenario import load_source
+
+    chosen = world_scenarios(names)
+    own = [n for n in names if n not in set(chosen)]
+    out: dict[str, pd.DataFrame] = {}
+    if own:  # the harness's own scenarios: the effect per fault kind (a scenario in each of its kinds)
+        own_kinds = {n: sorted({r.kind for r in load_source(sources.get(n, n), ()).faults}) or ["none"]
+                     for n in own}  # fmt: skip
+        pairs = matched(df[df["scenario"].isin(own)], column="strategy", base=baseline, others=others)
+        out["fault_kinds"] = contrast_table(pairs, own_kinds, by="fault kind", adjust=adjust)
+    if not chosen:
+        return out
+    kinds = failure_kinds(chosen, lambda n: [r.kind for r in load_source(sources.get(n, n), ()).faults])
+    worlds = {n: [(parts(n) or ("",))[0], ALL_WORLDS] for n in chosen}
+    mine = df[df["scenario"].isin(chosen)]
+    by_strategy = matched(mine, column="strategy", base=baseline, others=others)
+    out["worlds"] = contrast_table(by_strategy, worlds, by="world", adjust=adjust)
+    out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust)
+    readers = [a for a in ("reader", "refresher") if a in set(mine["agent"])]
+    if "blind" in set(mine["agent"]) and readers:
+        by_agent = matched(mine, column="agent", base="blind", others=readers)
+        keys = ("strategy", "other")
+        out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust)
+        out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust)
+    out["security"] = security_table(mine)
+    return out

@@ -203,6 +203,8 @@ def timeline(lines: Sequence[dict[str, Any]]) -> Timeline:
             step = steps[n] = Step(n)
         return step
 
+    latest: dict[str, Any] = {}
+    """The last message of each direction, for a line that names it instead of repeating it."""
     for i, rec in enumerate(lines):
         direction = rec.get("dir")
         if direction == "harness":
@@ -242,6 +244,10 @@ def timeline(lines: Sequence[dict[str, Any]]) -> Timeline:
                 end = {"step": n, **fields}
             continue
         msg = rec.get("msg")
+        if "same" in rec:  # a proxy's line for a message it passed on unchanged: the one it names
+            msg = latest.get(rec["same"])
+        elif isinstance(direction, str):
+            latest[direction] = msg
         if not isinstance(msg, dict):
             cur.lines.append(i)
             continue

@@ -155,3 +155,35 @@ class TestNoEndpoint:
     )
     def test_what_counts_as_a_url(self, target: tuple[str, ...], url: bool) -> None:
         assert is_url(target) is url
+
+
+def test_an_http_refusal_before_initialize_is_reported_as_such_not_as_silence() -> None:
+    # The TypeScript SDK's server answers a request before initialize at once with HTTP 400 and
+    # a JSON-RPC error whose id is null; the probe waited 30 s for a reply and said "no reply".
+    proc = subprocess.Popen(
+        [*peer("http_server"), "--refuse-before-initialize"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        done = _probe("--json", "--timeout", "20", proc.stdout.readline().strip())
+    finally:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    rows = _rows(report)
+    early = rows["handshake.before_initialize"]
+    assert early["observed"] == "refused"
+    assert early["detail"] == "HTTP 400 Bad Request: error -32000: Bad Request: Server not initialized"
+    assert early["verdict"] == AS_SPEC  # the spec lets a server refuse it
+    stateless = report["eras"][STATELESS_ERA]
+    assert not stateless["spoken"]  # nor reported as silence
+    assert stateless["evidence"] == (
+        "server/discover: refused: HTTP 400 Bad Request: error -32000: Bad Request: Server not initialized"
+    )
+    assert not [r for r in rows.values() if r["observed"] == "no reply"]

@@ -21,6 +21,7 @@ from harness.probe.outcomes import (
     EMPTY_RESULT,
     NO_REPLY,
     NO_RESULT_TYPE,
+    REFUSED,
     RESULT,
     verdict,
 )
@@ -42,6 +43,7 @@ LABELS = (
     EMPTY_RESULT,
     NO_RESULT_TYPE,
     NO_REPLY,
+    REFUSED,
     *(f"error {c}" for c in (-32600, -32602, -32002, -32603)),
 )
 ACCEPTED = (AS_SPEC, AS_BOTH)

@@ -12,6 +12,7 @@ from harness.probe.outcomes import (
     IS_ERROR_REASON,
     OTHER_VERSION,
     PAGINATED,
+    REFUSED,
     RESULT,
     SINGLE_PAGE,
 )
@@ -22,7 +23,17 @@ from harness.probe.steps import ToolCase
 from harness.protocol.lifecycle import State
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
-LABELS = {RESULT, EMPTY_RESULT, IS_ERROR_REASON, IS_ERROR_MASKED, ECHO, OTHER_VERSION, SINGLE_PAGE, PAGINATED}
+LABELS = {
+    RESULT,
+    EMPTY_RESULT,
+    IS_ERROR_REASON,
+    IS_ERROR_MASKED,
+    ECHO,
+    OTHER_VERSION,
+    SINGLE_PAGE,
+    PAGINATED,
+    REFUSED,
+}
 
 
 def test_rule_ids_are_unique() -> None:

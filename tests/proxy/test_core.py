@@ -527,5 +527,55 @@ class TestTrace:
             "rule": 0,
             "explicit": True,
         }
-        assert harness[1]["rewrite"] == {"id": 3, "tool": "weather", "by": "masked"}
+        # The injected failure is masked as a real one is: both are rewrites of the strategy.
+        assert harness[1]["rewrite"] == {"id": 2, "tool": "add", "by": "masked"}
+        assert harness[2]["rewrite"] == {"id": 3, "tool": "weather", "by": "masked"}
         assert harness[-1]["summary"]["faults"] == {"transient": 1}
+        assert harness[-1]["summary"]["rewrites"] == {"masked": 2}
+
+
+class TestCountsAndRecordsThatStayRight:
+    def test_a_message_passed_on_unchanged_is_written_once(self) -> None:
+        city = "Atlantis" + "x" * 100_000
+        pair = demo()
+        reply = pair.call("weather", {"city": city})
+        assert reply["result"]["isError"] is True  # passed through as it came, under is_error
+        joined = b"".join(pair.lines)
+        assert joined.count(city.encode()) == 2  # the request once, the answer once
+        records = pair.trace()
+        assert {"dir": "p2u", "same": "c2s"} in records and {"dir": "s2c", "same": "u2p"} in records
+        # What the proxy changes is written on both sides, as it was and as it went on.
+        masked = demo(strategy="masked")
+        masked.call("weather", {"city": city})
+        after = [r for r in masked.trace() if r["dir"] == "s2c" and "msg" in r]
+        assert after[-1]["msg"]["result"]["content"][0]["text"] == "Error executing tool weather"
+
+    def test_calls_after_a_crash_are_still_counted(self) -> None:
+        pair = demo(strategy="escape")
+        pair.call("weather", {"city": "Atlantis"})
+        pair.call("add", {"x": 1, "y": 2})
+        pair.call("add", {"x": 1, "y": 2})
+        assert pair.core.summary()["calls"] == 3
+        assert pair.core.summary()["upstream"] == {"crashed": 1}
+
+    @pytest.mark.parametrize("strategy", ["masked", "collapse"])
+    def test_an_injected_failure_counts_as_the_strategys_rewrite(self, strategy: str) -> None:
+        pair = demo(plan=plan([{"kind": "transient", "tool": "add", "calls": [1]}]), strategy=strategy)
+        pair.call("add", {"x": 1, "y": 1})
+        pair.call("weather", {"city": "Atlantis"})
+        summary = pair.core.summary()
+        assert summary["faults"] == {"transient": 1}
+        assert summary["rewrites"] == {strategy: 2}
+
+    def test_stop_answers_every_request_still_waiting_once(self) -> None:
+        pair = ProxyPair(None, timeout=None)
+        pair.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})  # a hung server
+        pair.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x"}})
+        got = pair._pump(pair.core.stop("SIGTERM"))
+        assert sorted(m["id"] for m in got) == [1, 7]
+        assert all(
+            m["error"]["message"] == "the proxy stopped (SIGTERM) before the upstream server answered"
+            for m in got
+        )
+        assert pair._pump(pair.core.stop("SIGTERM")) == []
+        assert pair.core.summary()["upstream"] == {"stopped": 2}

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
+import psutil
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.proxy.conftest import REPO, LiveProxy, node_env, proxy, start_http
+from tests.proxy.conftest import PEERS, REPO, LiveProxy, node_env, proxy, start_http
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
 
@@ -135,3 +138,31 @@ def test_faults_naming_what_server_everything_lacks_warn_with_its_tools(
     assert done.returncode == 0, done.stderr
     (warning,) = [x for x in done.stderr.splitlines() if x.startswith("harness proxy: warning:")]
     assert "'ecco' is not a tool of this server (its tools: echo, " in warning
+
+
+def test_the_inspector_cli_closes_the_proxy_cleanly_and_no_server_is_left(
+    npm_bin: Path, tmp_path: Path
+) -> None:
+    # The Inspector ends its stdio server with SIGTERM: the proxy answered "harness: aborted"
+    # (exit 130, no summary) and left a server slow to exit running with parent 1.
+    pids = tmp_path / "pids"
+    slow = (
+        sys.executable,
+        str(PEERS / "slow_exit_server.py"),
+        "--linger",
+        "30",
+        "--term",
+        "30",
+        "--pids",
+        str(pids),
+    )
+    done = inspector(npm_bin, "--method", "tools/list", "--", *proxy(upstream=slow))
+    assert done.returncode == 0, done.stderr
+    assert [t["name"] for t in json.loads(done.stdout)["tools"]] == ["add", "hang"]
+    assert "harness: aborted" not in done.stderr
+    assert "harness proxy: summary: " in done.stderr
+    deadline = time.monotonic() + 10
+    server = [int(x) for x in pids.read_text().split()]
+    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in server):
+        assert time.monotonic() < deadline, "the server outlived the proxy"
+        time.sleep(0.1)

@@ -12,7 +12,7 @@ import pytest
 
 import harness.transports.http_client as http_client
 from harness.protocol.messages import Message
-from harness.proxy.upstream import Handlers, HTTPUpstream
+from harness.proxy.upstream import Handlers, HTTPUpstream, exit_reason
 
 
 class SlowNotices:
@@ -56,3 +56,24 @@ def test_a_notification_reaches_the_server_before_the_call_sent_after_it(
     upstream.close()
     assert upstream.transport.arrived == ["notifications/initialized", "tools/call"]
     assert replies == [{"jsonrpc": "2.0", "id": 2, "result": {}}]
+
+
+@pytest.mark.parametrize(
+    ("code", "stderr", "said"),
+    [
+        (-9, "Starting default (STDIO) server...", "was killed by SIGKILL (exit status -9)"),
+        (-15, "", "was killed by SIGTERM (exit status -15)"),
+        (
+            1,
+            "ValueError: no station near Atlantis",
+            "exited with code 1: ValueError: no station near Atlantis",
+        ),
+        (3, "exit_server: refusing to serve", "exited with code 3: exit_server: refusing to serve"),
+        (0, "INFO     Processing request of type ListToolsRequest", "exited with code 0"),
+        (None, "", "closed its output"),
+    ],
+)
+def test_an_exit_is_said_by_its_status_and_a_last_stderr_line_only_when_it_reads_as_an_error(
+    code: int | None, stderr: str, said: str
+) -> None:
+    assert exit_reason(code, stderr) == said

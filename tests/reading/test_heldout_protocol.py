@@ -78,3 +78,13 @@ def test_every_held_out_message_is_annotated_and_its_servers_were_never_harveste
     earlier = {m.server for m in messages("train") + messages("dev")}
     assert not {m.server for m in held} & earlier
     assert len({m.server for m in held}) >= 8 and len({m.stack for m in held}) >= 4
+
+
+def test_the_one_evaluation_ran_with_the_frozen_reader() -> None:
+    data = _protocol()
+    _history()
+    at = data.get("evaluated_at")
+    assert at, "protocol.toml says where the one evaluation ran"
+    assert _git("merge-base", "--is-ancestor", _commit_that_added(MESSAGES), at).returncode == 0
+    same = _git("diff", "--quiet", data["reader_commit"], at, "--", data["reader_frozen_in"])
+    assert same.returncode == 0, "the evaluation ran with another reader than the frozen one"

@@ -193,3 +193,17 @@ def test_a_retry_agrees_within_half_a_second_and_null_only_with_null() -> None:
     assert not agrees("retry_after_s", Reading(), note)
     with pytest.raises(ValueError, match="unknown field"):
         agrees("colour", Reading(), note)
+
+
+def test_the_table_says_what_it_is_worth_and_gives_each_server_a_row() -> None:
+    records = messages("dev")
+    lines = CliRunner().invoke(cli, ["read", "--evaluate", "--split", "dev"]).stdout.splitlines()
+    named = [r for r in records if r.argument is not None]
+    assert any(
+        line.startswith("argument where the text names one:") and f"/{len(named)})" in line for line in lines
+    )
+    assert any(line.startswith("a constant answer (") for line in lines)
+    header = next(i for i, line in enumerate(lines) if line.startswith("server "))
+    rows = [line.split() for line in lines[header + 1 :] if line.strip()]
+    assert [r[0] for r in rows] == list(dict.fromkeys(m.server for m in records))
+    assert sum(int(r[2]) for r in rows) == len(records)

@@ -42,6 +42,29 @@ AGENTS = textwrap.dedent(
         def act(self, observation):
             raise RuntimeError("boom in a scripted act")
 
+    class Exits(Agent):
+        name = "exits"
+        def reset(self, task, tools, seed):
+            pass
+        def act(self, observation):
+            import sys
+            sys.exit(7)
+
+    class WaitsForever(Agent):
+        name = "waits-forever"
+        seconds = float("inf")
+        def reset(self, task, tools, seed):
+            pass
+        def act(self, observation):
+            from harness.sim.agent import Wait
+            return Wait(self.seconds)
+
+    class WaitsBackwards(WaitsForever):
+        seconds = -5
+
+    class WaitsNaN(WaitsForever):
+        seconds = float("nan")
+
     class SometimesRaises(ReaderAgent):
         name = "sometimes"
         def reset(self, task, tools, seed):
@@ -88,6 +111,46 @@ def test_act_returning_a_non_action_is_named(agents: Path) -> None:
         in result.error
     )
     assert "AttributeError" not in result.error
+
+
+@pytest.mark.parametrize(
+    ("agent", "shown"), [("WaitsForever", "inf"), ("WaitsBackwards", "-5"), ("WaitsNaN", "nan")]
+)
+def test_a_wait_that_is_endless_or_negative_is_a_broken_contract(
+    agents: Path, agent: str, shown: str
+) -> None:
+    result = run_session("flaky_weather", f"{agents}:{agent}", "is_error", 0)
+    assert result.status == "harness_error"
+    assert (
+        f"{agents}:{agent}.act returned Wait({shown}); a wait is a finite number of seconds, 0 or more"
+        in result.error
+    )
+    assert result.to_row()["virtual_time_s"] < 1e6
+
+
+def test_an_agent_that_calls_sys_exit_ends_its_session_not_the_process(agents: Path) -> None:
+    result = run_session("flaky_weather", f"{agents}:Exits", "is_error", 0)
+    assert result.status == "harness_error"
+    assert result.error.endswith("SystemExit: 7")
+    assert "sys.exit(7)" in result.traceback
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_harness_run_records_an_agents_sys_exit_as_a_harness_error_and_exits_3(
+    agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], executor: str
+) -> None:
+    out = tmp_path / "run"
+    args = ["run", "flaky_weather", "--agents", f"{agents}:Exits,naive", "--seeds", "2", "--strategies",
+            "is_error,collapse", "--executor", executor, "--workers", "2", "--no-compare",
+            "--out", str(out)]  # fmt: skip
+    code, _, err = cli(args, capsys)
+    assert code == 3, err
+    assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
+    rows = load_sessions(out)
+    assert len(rows) == 8
+    assert rows[rows.agent.str.endswith("Exits")].error.str.endswith("SystemExit: 7").all()
+    assert (rows[rows.agent == "naive"].status != "harness_error").all()
+    assert (out / "errors.log").read_text().count("sys.exit(7)") == 4
 
 
 def test_harness_session_shows_the_traceback_and_exits_3(

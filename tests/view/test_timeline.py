@@ -103,3 +103,25 @@ def test_an_unreadable_line_is_kept_and_a_cut_trace_is_flagged() -> None:
     assert lines[1] == {"unreadable": "not json"}
     cut = timeline(lines)
     assert not cut.exact and "no end note" in cut.problems[0]
+
+
+def test_a_proxys_line_naming_the_message_it_passed_on_reads_as_that_message() -> None:
+    exchanges = [
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+            '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"add"}]}}',
+        ),
+        (
+            '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"x":2,"y":3}}}',
+            '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"5"}]}}',
+        ),
+    ]
+    text = "".join(
+        f'{{"dir":"c2s","msg":{ask}}}\n{{"dir":"p2u","same":"c2s"}}\n{{"dir":"u2p","msg":{got}}}\n'
+        '{"dir":"s2c","same":"u2p"}\n'
+        for ask, got in exchanges
+    )
+    steps = timeline(parse_lines(text.encode())).steps
+    assert steps[0].tools == ["add"]
+    (call,) = [s for s in steps if s.action and s.action.get("tool") == "add"]
+    assert call.reply == {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "5"}]}}
