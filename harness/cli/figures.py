@@ -172,10 +172,11 @@ def _compare(doc: Mapping[str, Any], agents: Sequence[str]) -> str:
             continue
         diff = "–" if r.get("success_diff") is None else _ci(r["success_diff"], r["diff_lo"], r["diff_hi"])
         rate = f"{r['success_rate']:.2f} [{r['success_lo']:.2f}, {r['success_hi']:.2f}]"
-        sides = f"{r['n_favour_base']}/{r['n_tie']}/{r['n_favour_other']}" if r.get("n_pairs") else "–"
+        # the counts at the run's --min-effect, as harness compare prints them (not the sign counts)
+        sides = f"{r['n_help']}/{r['n_none']}/{r['n_hurt']}" if r.get("n_pairs") else "–"
         body.append([r["agent"], r["strategy"], rate, diff, sides, _p(r.get("p")), _p(r.get("p_adjusted"))])
-    return _table(["agent", "strategy", "success [95% CI]", "Δ vs is_error [95% CI]", "scenarios -/0/+", "p",
-                   "p holm"], body)  # fmt: skip
+    return _table(["agent", "strategy", "success [95% CI]", "Δ vs is_error [95% CI]",
+                   "scenarios -/0/+ (±0.1)", "p", "p holm"], body)  # fmt: skip
 
 
 def _arrow(a: float | None, b: float | None, digits: int = 2) -> str:
