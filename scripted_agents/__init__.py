@@ -1,10 +1,11 @@
 """Scripted, deterministic agents behind the harness's agent interface (:mod:`harness.sim.agent`).
 
 The harness finds them through the ``harness.agents`` entry point group (``pyproject.toml``
-registers all five), never by importing this package. ``AGENTS`` (name -> class) and
+registers all six), never by importing this package. ``AGENTS`` (name -> class) and
 :func:`make` stay for code that builds one directly.
 From weakest to strongest: ``naive``, ``retry``, ``reader``, ``refresher``,
-``oracle`` (the upper bound: it knows the fault schedule).
+``oracle`` (the upper bound: it knows the fault schedule); ``blind`` is the control, the
+reader's moves without reading.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from harness.errors import unknown_name
 from harness.sim.agent import Agent
 from scripted_agents.base import ScriptedAgent
+from scripted_agents.blind import BlindAgent
 from scripted_agents.naive import NaiveAgent
 from scripted_agents.oracle import OracleAgent
 from scripted_agents.reader import ReaderAgent
@@ -19,7 +21,7 @@ from scripted_agents.refresher import RefresherAgent
 from scripted_agents.retry import RetryAgent
 
 AGENTS: dict[str, type[Agent]] = {
-    cls.name: cls for cls in (NaiveAgent, RetryAgent, ReaderAgent, RefresherAgent, OracleAgent)
+    cls.name: cls for cls in (NaiveAgent, RetryAgent, ReaderAgent, RefresherAgent, OracleAgent, BlindAgent)
 }
 """Agent name -> class. Names are a public contract (results and CLI flags use them)."""
 
@@ -40,6 +42,7 @@ def make(name: str) -> Agent:
 __all__ = [
     "AGENTS",
     "Agent",
+    "BlindAgent",
     "NaiveAgent",
     "OracleAgent",
     "ReaderAgent",

@@ -45,9 +45,10 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.scenario import Option, Subgoal, Task
+from harness.sim.scenario import Option, Subgoal, Task, answered
 from harness.sim.seeding import np_random
 from scripted_agents.fixes import fix_value
+from scripted_agents.world import WorldWalker
 
 REMEDY_OF: dict[str, str] = {
     "transient": "retry",
@@ -144,6 +145,9 @@ MAX_INSTRUCTIONS = 2
 BACKOFF_S = 1.0
 """The first wait of ``fixed`` and ``exponential`` backoff, in virtual seconds."""
 
+WORLD_RETRIES = 3
+"""On a world, the retries of the fixed order when ``retry_budget`` is unset (scripted_agents/world.py)."""
+
 KNOBS: dict[str, Knob] = {
     "retry_budget": Knob("blind retries of an option before switching to another (or giving up)"),
     "backoff": Knob(
@@ -166,6 +170,11 @@ KNOBS: dict[str, Knob] = {
         "the agent's own cap: after this many actions it gives up (one at or above the "
         "scenario's max_steps never binds)",
         minimum=1,
+    ),
+    "rewrites": Knob(
+        "on: a stated pattern or format is met by rewriting the sent value (case, date order); "
+        "off: not (the ablation of docs/study.md: what the corruption/rewrite pairing carries)",
+        ("on", "off"),
     ),
 }
 """Every knob a scripted agent may take; each agent lists those it does in ``knobs``."""
@@ -197,6 +206,11 @@ class ScriptedAgent(Agent):
     max_attempts: ClassVar[int] = 8
     """Calls of one option before moving on to the next (or giving up)."""
     knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "step_budget")
+    repairs_on_worlds: ClassVar[bool] = False
+    """On a world task (``Task.world``), walk it with :class:`scripted_agents.world.WorldWalker`:
+    the repair moves that use only the texts, the world's tool list and earlier results."""
+    reads: ClassVar[bool] = True
+    """Whether it reads error texts at all (the ``blind`` control does not)."""
 
     retry_budget: int | None = None
     """Blind retries of an option; None: 1 or 2, the generator's first draw (:attr:`guess_retries`)."""
@@ -206,6 +220,7 @@ class ScriptedAgent(Agent):
     """``never``, ``on_notification`` or ``on_error`` (see :data:`KNOBS`)."""
     step_budget: int | None = None
     """None: no cap of its own (the scenario's ``max_steps`` still ends the session)."""
+    rewrites: str = "on"
 
     def configure(self, params: Mapping[str, Any]) -> None:
         for key, value in params.items():
@@ -235,9 +250,28 @@ class ScriptedAgent(Agent):
         self.acted = 0
         self.answers: dict[str, ToolResult] = {}
         """What it read for each read subgoal: what its Finish reports to the user."""
+        self.unanswered: set[str] = set()
+        """Subgoals whose call answered with nothing (``[]``, an empty text: :func:`answered`)."""
         self.messages_read = self.instructed = 0
         self.after_instruction: CallTool | None = None
+        self.walker: WorldWalker | None = None
+        if task.world and self.repairs_on_worlds:
+            self.walker = WorldWalker(
+                task, tools, reads=self.reads, trust=self.trust, follows=MAX_INSTRUCTIONS,
+                retries=WORLD_RETRIES if self.retry_budget is None else self.retry_budget,
+                wait=self.world_wait, step_budget=self.step_budget,
+            )  # fmt: skip
         self._new_subgoal()
+
+    def world_wait(self, k: int) -> float:
+        """The backoff before the k-th retry of the fixed order on a world: none, fixed (1 s), or
+        exponential (1, 2, 4 s; also what ``random`` means there, so that a reader and the blind
+        control wait alike)."""
+        if self.backoff == "none":
+            return 0.0
+        if self.backoff == "fixed":
+            return BACKOFF_S
+        return BACKOFF_S * 2.0 ** (k - 1)
 
     def answer(self) -> dict[str, str]:
         """What it tells the user it read: each read subgoal's result, as text."""
@@ -245,12 +279,20 @@ class ScriptedAgent(Agent):
 
     def report(self) -> str:
         """What it tells the user in words as it finishes (``Finish.text``): the task's
-        ``plan_output`` once every call of its plan has answered (a model would write that answer
-        from what it read; docs/worlds.md), else only the texts it read. Empty for a task with no
-        ``plan_output``, as every simulated task is."""
-        if self.sg >= len(self.task.subgoals):
+        ``plan_output`` once every call of its plan has answered something (:func:`answered`: a
+        model would write that answer from what it read; docs/worlds.md), else only the texts it
+        read. Empty for a task with no ``plan_output``, as every simulated task is."""
+        if self.sg >= len(self.task.subgoals) and not (self.task.plan_output and self.unanswered):
             return self.task.plan_output
         return "\n".join(obs.text for obs in self.answers.values())
+
+    def noted(self, obs: ToolResult) -> None:
+        """Note whether the current subgoal's call answered something a report can rest on."""
+        name = self.task.subgoals[self.sg].name
+        if answered(obs.text):
+            self.unanswered.discard(name)
+        else:
+            self.unanswered.add(name)
 
     def finish(self) -> Finish:
         """Tell the user the task is done: the answers read, and the report in words."""
@@ -304,6 +346,8 @@ class ScriptedAgent(Agent):
     # -- the episode ---------------------------------------------------------------------
 
     def act(self, observation: Observation) -> Action:
+        if self.walker is not None:
+            return self.walker.act(observation)
         action = self.observe(observation)
         if (
             observation.notifications  # mostly empty: the cheapest test first
@@ -441,6 +485,7 @@ class ScriptedAgent(Agent):
             return self.resend_write()
         if self.checks_content and not looks_ok(obs):
             return self.on_garbled(obs)
+        self.noted(obs)
         subgoal = self.task.subgoals[self.sg]
         read_only = self.known.get(obs.tool, {}).get("annotations", {}).get("readOnlyHint") is True
         if read_only:
@@ -568,10 +613,13 @@ class ScriptedAgent(Agent):
         """A value for ``argument`` from what the text says it must be (:func:`fix_value`)."""
         props = (self.known.get(self.option.tool, {}).get("inputSchema") or {}).get("properties", {})
         kind = props.get(argument, {}).get("type")
-        return fix_value(self.args.get(argument), expected, kind if isinstance(kind, str) else None)
+        return fix_value(self.args.get(argument), expected, kind if isinstance(kind, str) else None,
+                         rewrite=self.rewrites == "on")  # fmt: skip
 
     def session_metrics(self) -> dict[str, int]:
         """The error texts it acted on (the session's ``messages_read``)."""
+        if self.walker is not None:
+            return {"messages_read": self.walker.messages_read}
         return {"messages_read": self.messages_read}
 
     def on_schema_error(self) -> Action:

@@ -45,11 +45,14 @@ _TYPES: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def fix_value(current: Any, expected: str | None, kind: str | None = None) -> Any:
+def fix_value(current: Any, expected: str | None, kind: str | None = None, *, rewrite: bool = True) -> Any:
     """A value for an argument that sent ``current`` and must be ``expected``; None if no fix.
 
     ``kind`` is the argument's JSON Schema type where the tool lists it (a bound becomes an
-    integer for an integer argument).
+    integer for an integer argument). ``rewrite=False`` leaves out the one fix that rewrites the
+    sent value until it fits a pattern or format (:func:`_rewrites`: the case and date rewrites
+    that undo what the families' ``bad_argument`` writes; docs/study.md measures what that
+    pairing carries); the others stay.
     """
     if not expected:
         return None
@@ -69,7 +72,7 @@ def fix_value(current: Any, expected: str | None, kind: str | None = None) -> An
             return None
     pattern = _pattern(text)
     if pattern is not None:
-        return next((c for c in _rewrites(current) if pattern.fullmatch(c)), None)
+        return next((c for c in _rewrites(current) if pattern.fullmatch(c)), None) if rewrite else None
     m = _CHOICE.search(text)
     if m:
         options = [o.strip().strip("'\"`") for o in re.split(r",|\bor\b|\|", m.group(1).rstrip(")]."))]

@@ -91,6 +91,7 @@ class OracleAgent(ScriptedAgent):
                 self.sg += 1  # the write went through whatever the answer says: doing it again duplicates it
             elif done and outcome is not None and outcome.executed:
                 assert isinstance(observation, ToolResult)
+                self.noted(observation)
                 tool = self.known.get(observation.tool, {})
                 if tool.get("annotations", {}).get("readOnlyHint") is True:
                     self.answers[self.subgoal.name] = observation

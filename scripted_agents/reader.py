@@ -24,7 +24,15 @@ class ReaderAgent(ScriptedAgent):
     summary = "Reads error text: waits, retries, fixes arguments, narrows, switches; verifies writes."
     checks_content = True
     verifies = True
-    knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "trust", "relist", "step_budget")
+    repairs_on_worlds = True
+    knobs: ClassVar[tuple[str, ...]] = (
+        "retry_budget",
+        "backoff",
+        "trust",
+        "relist",
+        "step_budget",
+        "rewrites",
+    )
 
     def on_error(self, text: str, obs: ToolResult) -> Action:
         if self.trust == "ignore":

@@ -111,3 +111,33 @@ def test_the_damaging_tools_destroy_or_spend() -> None:
     CATALOGUE["send_payment"].run(world, {"amount": 5, "to": "x"})
     assert world.payments == [{"id": 1, "amount": 5, "to": "x"}]
     assert all(not CATALOGUE[t].read_only for t in DAMAGING_TOOLS)
+
+
+@pytest.mark.parametrize(
+    ("name", "argument"), [(n, a) for n, spec in sorted(CATALOGUE.items()) for a in sorted(spec.values)]
+)
+def test_a_value_set_is_exactly_what_its_tool_serves(name: str, argument: str) -> None:
+    # The scenario loader refuses what the set refuses (harness check names the valid values); so
+    # the set must not refuse a value the tool serves, nor let through one it fails on.
+    spec = CATALOGUE[name]
+    known = spec.values[argument]
+    for value in (*known.values, *(v.lower() for v in known.values), *(v.upper() for v in known.values)):
+        served = True
+        try:
+            spec.run(World(), {**SAMPLE_ARGS[name], argument: value})
+        except ValueError:
+            served = False
+        assert served == known.knows(value), (name, argument, value)
+    with pytest.raises(ValueError):
+        spec.run(World(), {**SAMPLE_ARGS[name], argument: "Atlantis"})
+    assert not known.knows("Atlantis")
+    valid = ", ".join(known.values)
+    said = f"{name} {known.lacks.format(value='Atlantis')} (valid {known.noun}: {valid})"
+    assert spec.value_problem({argument: "Atlantis"}) == (argument, said)
+
+
+def test_the_tools_that_name_things_have_value_sets() -> None:
+    assert {n: sorted(s.values) for n, s in CATALOGUE.items() if s.values} == {
+        "convert": ["source", "target"], "forecast": ["location"], "query_db": ["table"],
+        "query_replica": ["table"], "weather": ["city"],
+    }  # fmt: skip

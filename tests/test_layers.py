@@ -180,8 +180,61 @@ def test_the_cycle_finder_finds_a_planted_cycle() -> None:
     assert _layer("harness.cli.run") > _layer("harness.sim.session") > _layer("harness.protocol.server")
 
 
+def test_the_viewer_and_the_command_line_both_call_the_report_and_neither_imports_the_other() -> None:
+    # They share a layer; what a page and a command show of a run is built in harness.report
+    # (documents, findings), so that the two cannot drift and neither reaches into the other.
+    # The one crossing is the command that starts the viewer, harness.cli.view.
+    def inside(name: str, package: str) -> bool:
+        return name == package or name.startswith(package + ".")
+
+    for module, targets in GRAPH.items():
+        if inside(module, "harness.view"):
+            assert not [t for t in targets if inside(t, "harness.cli")], f"{module} imports the command line"
+        if inside(module, "harness.cli") and module != "harness.cli.view":
+            assert not [t for t in targets if inside(t, "harness.view")], f"{module} imports the viewer"
+
+
 def test_the_protocol_core_imports_no_transport_and_not_its_own_face() -> None:
     for module in MODULES:
         if module.startswith("harness.protocol."):
             assert "harness.protocol" not in GRAPH[module], f"{module} imports the package face"
             assert not any(t.startswith("harness.transports") for t in GRAPH[module]), module
+
+
+AGENTS_DIR = ROOT / "scripted_agents"
+
+
+def _agent_imports(name: str) -> set[str]:
+    tree = ast.parse((AGENTS_DIR / f"{name}.py").read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            stem = node.module or ""
+            found.update({stem, *(f"{stem}.{alias.name}" for alias in node.names)})
+    return found
+
+
+def test_the_world_repair_never_reaches_the_fixes_keyed_to_the_generator_s_corruptions() -> None:
+    # scripted_agents/world.py is all a scripted agent does on a world: it imports no other module
+    # of scripted_agents (base.py imports fixes.py, whose rewrites undo what harness.sim.family
+    # writes), names none of the fixes, and nothing of the simulator's fault table.
+    # tests/worlds/test_repair.py holds the same at run time.
+    names = _agent_imports("world")
+    ours = sorted(n for n in names if n.split(".")[0] == "scripted_agents")
+    assert not ours, f"scripted_agents/world.py imports {ours}"
+    assert not any(n.startswith(("harness.sim.faults", "harness.sim.family")) for n in names)
+    tree = ast.parse((AGENTS_DIR / "world.py").read_text(encoding="utf-8"))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for word in ("_rewrites", "fix_value", "fixes", "fixed", "_wrong_form", "FAULT_KIND_TABLE"):
+        assert word not in used, f"scripted_agents/world.py uses {word}"
+
+
+def test_the_world_repair_check_would_see_an_import_of_the_fixes() -> None:
+    # The check above reads imports; show it would catch one.
+    planted = ast.parse("from scripted_agents.fixes import fix_value\nimport scripted_agents.base")
+    found = {n.module for n in ast.walk(planted) if isinstance(n, ast.ImportFrom)}
+    found |= {a.name for n in ast.walk(planted) if isinstance(n, ast.Import) for a in n.names}
+    assert {"scripted_agents.fixes", "scripted_agents.base"} <= found

@@ -233,6 +233,44 @@ ERRORS: list[tuple[str, str, str]] = [
         "task.subgoals[0].tolerance.city: must be a non-negative number or \"any\", got 'some'",
     ),
     ("unsupported protocol", 'protocol = "1999-01-01"\n' + GOOD, "protocol: unsupported version"),
+    (
+        "a city with no station",
+        GOOD.replace('city = "Oslo"', 'city = "Bergen"'),
+        "task.subgoals[0].arguments.city: weather has no station for 'Bergen' (valid cities: Oslo, Paris, "
+        "Lima, Tokyo, Nairobi, Reykjavik)",
+    ),
+    (
+        "an alternative's city with no station",
+        GOOD + 'alternatives = [{ tool = "forecast", arguments = { location = "Bergen" } }]\n',
+        "task.subgoals[0].alternatives[0].arguments.location: forecast has no station for 'Bergen'",
+    ),
+    (
+        "an expected city with no station",
+        GOOD + 'expect = { city = "Bergen" }\n',
+        "task.subgoals[0].expect.city: weather has no station for 'Bergen'",
+    ),
+    (
+        "a table the database lacks",
+        GOOD.replace('"weather", "forecast"', '"query_db"')
+        .replace('tool = "weather"', 'tool = "query_db"')
+        .replace('{ city = "Oslo" }', '{ table = "invoices" }'),
+        "task.subgoals[0].arguments.table: query_db has no table 'invoices' (valid tables: orders, "
+        "customers, products)",
+    ),
+    (
+        "a currency convert does not know",
+        GOOD.replace('"weather", "forecast"', '"convert"')
+        .replace('tool = "weather"', 'tool = "convert"')
+        .replace('{ city = "Oslo" }', '{ amount = 1, source = "EUR", target = "XYZ" }'),
+        "task.subgoals[0].arguments.target: convert knows no currency 'XYZ' (valid currencies: EUR, USD,",
+    ),
+    (
+        "a bad_argument fault whose valid form the tool cannot serve",
+        GOOD
+        + FAULT.replace('"transient"', '"bad_argument"').replace("rate = 0.3", "rate = 1.0")
+        + 'argument = "city"\nvalid = "Bergen"\n',
+        "faults[0].valid: weather has no station for 'Bergen'",
+    ),
 ]
 
 

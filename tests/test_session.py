@@ -659,7 +659,7 @@ def test_a_cached_baseline_gives_the_rows_the_plain_path_gives(monkeypatch: pyte
     session._BASELINES.clear()
     cached = rows()
     assert session._BASELINES  # the shortcut was taken
-    monkeypatch.setattr(session, "BASELINE_CACHE_SIZE", 0)
+    monkeypatch.setattr(session._BASELINES, "size", 0)
     session._BASELINES.clear()
     plain = rows()
     assert not session._BASELINES

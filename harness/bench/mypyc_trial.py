@@ -2,8 +2,8 @@
 
 ``python -m harness.bench.mypyc_trial`` copies this checkout's committed tree (``git archive
 HEAD``) into a temporary directory, makes the few edits mypyc needs to build and import it
-(:data:`EDITS`: it refuses an attribute narrowed by an assignment, a class attribute read
-through ``type(x)``, and two handlers binding one name; interpreted agents must be allowed to
+(:data:`EDITS`: it refuses an attribute narrowed by an assignment and a class attribute read
+through ``type(x)``; interpreted agents must be allowed to
 subclass the compiled ``Agent``), compiles :data:`MODULES` with ``mypyc`` (about a minute here;
 needs a C compiler and the Python headers), and then runs the ``sessions/scripted-20`` workload
 (``naive``, ``is_error``, handshake era) in both trees, alternately, printing each tree's best
@@ -30,6 +30,7 @@ MODULES: tuple[str, ...] = (
     "harness/protocol/tools.py",
     "harness/protocol/messages.py",
     "harness/sim/session.py",
+    "harness/sim/loop.py",
     "harness/sim/faults.py",
     "harness/sim/outcome.py",
     "harness/sim/catalogue.py",
@@ -47,17 +48,17 @@ _IMPORT = (
 )
 EDITS: dict[str, tuple[tuple[str, str], ...]] = {
     "harness/sim/session.py": (
-        ('f"{cls.__module__}:{cls.__qualname__}"', "f\"{getattr(cls, '__module__')}:{cls.__qualname__}\""),
         (
             "ran, self.ran_with = self.ran_with, None\n",
-            "ran: Any = self.ran_with\n                self.ran_with = None\n",
+            "ran: Any = self.ran_with\n            self.ran_with = None\n",
         ),
         (
-            "outcome: CallOutcome | None = engine.last\n",
-            "outcome: CallOutcome | None = getattr(engine, 'last')\n",
+            "outcome: CallOutcome | None = self.engine_of().last\n",
+            "outcome: CallOutcome | None = getattr(self.engine_of(), 'last')\n",
         ),
-        ("except AgentContractError as exc:", "except AgentContractError as contract:"),
-        ('"error", f"{type(exc).__name__}: {exc}"', '"error", f"{type(contract).__name__}: {contract}"'),
+    ),
+    "harness/sim/loop.py": (
+        ('f"{cls.__module__}:{cls.__qualname__}"', "f\"{getattr(cls, '__module__')}:{cls.__qualname__}\""),
     ),
     "harness/sim/agent.py": (_IMPORT, ("\nclass Agent(ABC):", "\n" + _ALLOW + "class Agent(ABC):")),
     "scripted_agents/base.py": (

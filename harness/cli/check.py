@@ -72,7 +72,7 @@ def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
             failed += 1
             status, line = "unsolvable", solved.line(spec)
         elif not baseline.solved:
-            status, line = "baseline_unsolvable", baseline.line(spec) + " (so no recovery is measured on it)"
+            status, line = "baseline_unsolvable", baseline.line(spec) + NO_RECOVERY
         else:
             status, line = "ok", solved.line(spec)
         undone = list(solved.undone or baseline.undone)
@@ -102,6 +102,12 @@ def _check_world(spec: str, seeds: int, as_json: bool) -> int:
         _say(as_json, {"scenario": name, "status": status, "line": line, "undone": list(baseline.undone)})
     return failed
 
+
+NO_RECOVERY = (
+    "; so no session of it has a recovery opportunity: recovery is not measured on it (success is, "
+    "and the oracle solves it as written)"
+)
+"""What a scenario without a fault-free baseline means for its rows (docs/outcomes.md)."""
 
 _LABELS = {"ok": "ok", "served": "ok", "baseline_unsolvable": "warning", "faults_unsolvable": "warning"}
 """The line's first word per status; any other status (broken, unsolvable) is FAIL."""

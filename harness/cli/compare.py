@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import click
 import pandas as pd
 
 from harness.batch.grid import split_names
-from harness.errors import UserError, unknown_name
-from harness.protocol.strategies import STRATEGIES
+from harness.errors import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from harness.batch.results import RunState
-    from harness.report.inference import Adjust, Unit
 
 FORMATS = ("table", "markdown", "csv", "json")
 UNITS = ("scenario", "session")
@@ -40,94 +36,101 @@ def print_comparison(
     state: RunState | None = None,
     unit: str = "scenario",
     adjust: str = "holm",
+    min_effect: float | None = None,
+    explain: bool = False,
 ) -> None:
-    """Compute and print the comparison of ``df`` in ``fmt``.
+    """Compute and print the comparison of ``df`` in ``fmt``, then (table and markdown) the run's
+    findings in words; with ``explain`` (always in markdown), what each column means.
 
     ``unit`` is the unit of inference and ``adjust`` the p-value adjustment across the table
     (:func:`harness.report.stats.compare`); the table's title names both (markdown: a line
     above it; csv and json: the ``unit`` and ``adjust`` columns, and json's top level).
     ``state`` says whether the rows are a finished run's; partial rows are printed under a
     warning (above the table and in its title; on stderr for csv; ``complete: false`` and
-    the manifest's ``status`` in json), never as if they were a finished comparison.
+    the manifest's ``status`` in json), never as if they were a finished comparison. What is
+    printed is built by :func:`harness.report.documents.comparison`, as the viewer's page is.
     """
-    from harness.report.inference import describe_inference
-    from harness.report.stats import compare, display_frame, to_markdown
+    from harness.report.documents import comparison, dumps
 
-    if baseline not in set(df["strategy"]):
-        if baseline not in STRATEGIES:
-            raise unknown_name("--baseline strategy", baseline, STRATEGIES)
-        raise UserError(
-            f"--baseline {baseline}: no sessions with that strategy (have: {sorted(set(df.strategy))})"
-        )
-    for col in by:
-        if col not in df.columns:
-            raise unknown_name("--by column", col, map(str, df.columns))
-    if unit not in UNITS:
-        raise unknown_name("--unit", unit, UNITS)
-    if adjust not in ADJUSTMENTS:
-        raise unknown_name("--adjust", adjust, ADJUSTMENTS)
-    table = compare(df, by=by, baseline=baseline, k=k, unit=cast("Unit", unit), adjust=cast("Adjust", adjust))
-    inference = describe_inference(unit, adjust)
-    warning = state.warning(source) if state is not None else ""
+    shown = comparison(
+        df, by=by, baseline=baseline, k=k, unit=unit, adjust=adjust, source=source, state=state,
+        min_effect=min_effect, with_findings=fmt != "csv",
+    )  # fmt: skip
+    warning = shown.warning
     if fmt == "csv":
         if warning:
             click.echo(f"harness: warning: {warning}", err=True)
-        click.echo(table.to_csv(index=False), nl=False)
+        click.echo(shown.table.to_csv(index=False), nl=False)
     elif fmt == "json":
-        records = [{k2: (None if isinstance(v, float) and math.isnan(v) else v) for k2, v in r.items()}
-                   for r in table.to_dict(orient="records")]  # fmt: skip
-        run: dict[str, Any] = state.to_json() if state is not None else {"complete": None, "status": None}
-        if warning:
-            run["warning"] = warning
-        doc = {"source": source, **run, "baseline": baseline, "k": k, "unit": unit, "adjust": adjust,
-               "inference": inference, "rows": records}  # fmt: skip
-        click.echo(json.dumps(doc, default=str))
+        click.echo(dumps(shown.document()))
     elif fmt == "markdown":
-        if warning:
-            click.echo(f"> **Warning:** {warning}\n")
-        click.echo(f"Baseline {baseline}; {inference}.\n")
-        click.echo(to_markdown(display_frame(table, k)))
+        click.echo(shown.markdown())
     else:
         if warning:
             click.echo(click.style(f"WARNING: {warning}", fg="yellow", bold=True))
-        print_table(display_frame(table, k), title=_title(source, baseline, state, inference))
+        from harness.report.display import comparison_parts
+
+        columns = [str(c) for c in shown.shown.columns]
+        print_table(shown.shown, title=shown.title(), parts=comparison_parts(columns))
+        if explain:
+            click.echo("\n" + "\n".join(_wrapped(line) for line in shown.legend()))
+        if shown.findings is not None:
+            click.echo("\n" + "\n".join(_wrapped(line) for line in shown.findings.text().splitlines()))
 
 
-def _title(source: str, baseline: str, state: RunState | None, inference: str) -> str:
-    title = f"strategy comparison ({source}); baseline {baseline}; Δ = strategy − {baseline}; {inference}"
-    if state is not None and state.complete is False:
-        of = f" of {state.sessions_in_grid}" if state.sessions_in_grid is not None else ""
-        title = f"INCOMPLETE RUN ({state.sessions}{of} sessions, status {state.status or 'unknown'}): {title}"
-    return title
+def _wrapped(line: str) -> str:
+    """A line of words wrapped to the terminal (at most 100 columns), a bullet's text indented."""
+    import shutil
+    import textwrap
+
+    width = min(shutil.get_terminal_size((100, 24)).columns, 100)
+    indent = "  " if line.startswith("- ") else ""
+    return textwrap.fill(line, width=width, subsequent_indent=indent, break_on_hyphens=False)
 
 
-def print_table(shown: pd.DataFrame, *, title: str) -> None:
-    """``shown`` as rich tables on stdout that fit the terminal; in a pipe no cell is ever split.
+def print_table(shown: pd.DataFrame, *, title: str, parts: Sequence[Sequence[str]] | None = None) -> None:
+    """``shown`` as rich tables on stdout that fit the terminal; no cell is ever split.
 
-    On a terminal too narrow for the whole table, its metric columns are dealt into
-    several tables, each repeating the key columns (those before ``n``), so every cell
-    stays on one line; only a terminal too narrow for the key columns alone folds cells.
-    In a pipe or a file there is no width to fit: one table as wide as its widest row.
+    ``parts`` groups the metric columns into tables of their own (the comparison: success and
+    its difference first, recovery and the tests after), each repeating the key columns (those
+    before ``n``, or the first); by default every column is one part. A header wraps at its
+    spaces to its column's widest cell, so a long name costs lines, not width. On a terminal a
+    part too wide for it is dealt into several tables; only a terminal too narrow for the key
+    columns alone folds cells. In a pipe or a file there is no width to fit: each part is one
+    table as wide as its widest row.
     """
     from rich.console import Console
 
-    console = Console()
-    if not console.is_terminal:
-        _print_parts(Console(width=100_000, file=console.file), shown, [list(shown.columns)], title, fit=True)
-        return
-    _print_parts(console, shown, _deal_columns(shown, console.width), title, fit=False)
-
-
-def _deal_columns(shown: pd.DataFrame, width: int) -> list[list[str]]:
-    """The columns of each table: the key columns, then as many metric columns as fit ``width``."""
-    from rich.cells import cell_len
-
-    def need(col: str) -> int:  # the cell's text, its padding either side, and one border
-        return max(cell_len(str(v)) for v in [col, *shown[col]]) + 3
-
     columns = [str(c) for c in shown.columns]
     n_keys = columns.index("n") if "n" in columns else 1
-    keys, metrics = columns[:n_keys], columns[n_keys:]
+    keys = columns[:n_keys]
+    groups = [list(p) for p in parts] if parts is not None else [columns[n_keys:]]
+    console = Console()
+    terminal = console.is_terminal
+    out = console if terminal else Console(width=100_000, file=console.file)
+    tables: list[list[str]] = []
+    for group in groups:
+        metrics = [c for c in group if c in columns and c not in keys]
+        if not metrics:
+            continue
+        tables += _deal_columns(shown, keys, metrics, console.width) if terminal else [keys + metrics]
+    _print_parts(out, shown, tables, title, fit=not terminal)
+
+
+def _width(shown: pd.DataFrame, col: str) -> int:
+    """A column's width: its widest cell, or its header's longest word if that is wider."""
+    from rich.cells import cell_len
+
+    cells = max((cell_len(str(v)) for v in shown[col]), default=0)
+    return max(cells, *(cell_len(word) for word in str(col).split()))
+
+
+def _deal_columns(shown: pd.DataFrame, keys: list[str], metrics: list[str], width: int) -> list[list[str]]:
+    """The columns of each table: the key columns, then as many metric columns as fit ``width``."""
+
+    def need(col: str) -> int:  # the cell's text, its padding either side, and one border
+        return _width(shown, col) + 3
+
     base = 1 + sum(need(c) for c in keys)
     parts: list[list[str]] = []
     part: list[str] = []
@@ -147,14 +150,14 @@ def _print_parts(
 ) -> None:
     from rich.measure import Measurement
     from rich.table import Table
+    from rich.text import Text
 
     for i, cols in enumerate(parts):
         rt = Table(title=title if i == 0 else None, title_justify="left")
         for col in cols:
-            interval = any(_INTERVAL.search(str(v)) for v in shown[col])
-            rt.add_column(col, overflow="fold", no_wrap=interval or len(parts) > 1)
+            rt.add_column(col, width=_width(shown, col), overflow="fold")
         for values in shown[cols].itertuples(index=False, name=None):
-            rt.add_row(*(str(v) for v in values))
+            rt.add_row(*(Text(str(v), no_wrap=True, overflow="fold") for v in values))
         if fit:  # as wide as the widest row: nothing wraps
             width = Measurement.get(console, console.options, rt).maximum
             type(console)(width=max(width, 40), file=console.file).print(rt)
@@ -190,7 +193,15 @@ _INTERVAL = re.compile(r"\[[^\]]*, [^\]]*\]")
     show_default=True,
     help="Adjust the table's p-values together: Holm, Benjamini-Hochberg, or none.",
 )
-def command(directory: Path, baseline: str, by: str, k: int, fmt: str, unit: str, adjust: str) -> None:
+@click.option(
+    "--min-effect", type=click.FloatRange(min=0.0, max=1.0), default=0.1, show_default=True,
+    help="A scenario counts as changed (scenarios -/0/+) when its Δ is at least this either way.",
+)  # fmt: skip
+@click.option("--explain", is_flag=True, help="Under the table, what each column means (markdown: always).")
+def command(
+    directory: Path, baseline: str, by: str, k: int, fmt: str, unit: str, adjust: str, min_effect: float,
+    explain: bool,
+) -> None:  # fmt: skip
     """Per group and strategy: success, pass^k, recovery, steps to recover, wedged share, paired tests.
 
     Intervals of rows pooled over scenarios treat the scenario as the unit (--unit scenario);
@@ -206,5 +217,5 @@ def command(directory: Path, baseline: str, by: str, k: int, fmt: str, unit: str
         raise UserError(f"{directory}: no finished sessions yet ({state.status or 'no status'})")
     print_comparison(
         df, by=split_names([by]), baseline=baseline, k=k, fmt=fmt, source=str(directory), state=state,
-        unit=unit, adjust=adjust,
+        unit=unit, adjust=adjust, min_effect=min_effect, explain=explain,
     )  # fmt: skip

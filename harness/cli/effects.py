@@ -2,141 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
-from typing import Any
 
 import click
-import pandas as pd
 
-from harness.batch.grid import split_names
 from harness.cli.compare import ADJUSTMENTS, print_table
-from harness.errors import UserError, unknown_name
+from harness.errors import UserError
 
 FORMATS = ("table", "markdown", "json")
-
-
-def _pct(value: float) -> str:
-    if 0 < value < 0.01:
-        return "<1%"  # one scenario in 200 is not "0%"
-    return f"{100 * value:.0f}%"
-
-
-def _ci(value: float, lo: float, hi: float) -> str:
-    if any(math.isnan(v) for v in (value, lo, hi)):
-        return f"{value:+.2f}"
-    return f"{value:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-
-
-def _p(value: float) -> str:
-    return "–" if math.isnan(value) else f"{value:.2g}"
-
-
-def _counts(counts: pd.Series, totals: pd.Series) -> list[str]:
-    return [f"{c} ({_pct(c / n)})" for c, n in zip(counts, totals, strict=True)]
-
-
-def _pairs(left: pd.Series, right: pd.Series) -> list[str]:
-    return [f"{_pct(a)}/{_pct(b)}" for a, b in zip(left, right, strict=True)]
-
-
-def _intervals(value: pd.Series, lo: pd.Series, hi: pd.Series) -> list[str]:
-    return [_ci(*r) for r in zip(value, lo, hi, strict=True)]
-
-
-def _signs(frame: pd.DataFrame, baseline: str, min_effect: float) -> dict[str, list[str]]:
-    total = frame["scenarios"]
-    return {
-        f"help ({baseline} better by ≥ {min_effect:g})": _counts(frame["help"], total),
-        f"no difference (−{min_effect:g} < Δ < +{min_effect:g})": _counts(frame["none"], total),
-        f"hurt (worse by ≥ {min_effect:g})": _counts(frame["hurt"], total),
-    }
-
-
-def shown_shares(
-    shares: pd.DataFrame, baseline: str = "is_error", min_effect: float | None = None
-) -> pd.DataFrame:
-    """The shares table as printed: the mean Δ with its interval and test first (the headline),
-    then the scenarios counted against the minimum effect."""
-    fallback = float(shares["min_effect"].iloc[0]) if len(shares) else 0.1
-    m = min_effect if min_effect is not None else fallback
-    return pd.DataFrame(
-        {
-            "agent": shares["agent"],
-            "strategy": shares["against"],
-            "n": shares["scenarios"],
-            f"mean Δ (strategy − {baseline}) [95% CI]": _intervals(
-                shares["mean_effect"], shares["lo"], shares["hi"]
-            ),
-            "test": shares["test"],
-            "p adj": [_p(v) for v in shares["p_adj"]],
-            **_signs(shares, baseline, m),
-        }
-    )
-
-
-def shown_groups(table: pd.DataFrame, baseline: str, min_effect: float) -> pd.DataFrame:
-    """A per-family or per-value table as printed (:func:`harness.report.effects.group_table`,
-    :func:`~harness.report.effects.value_table`)."""
-    out = pd.DataFrame(
-        {
-            "agent": table["agent"],
-            "strategy": table["against"],
-            str(table["by"].iloc[0]) if len(table) and table["by"].nunique() == 1 else "by": table["group"],
-            "n": table["scenarios"],
-            f"mean Δ (strategy − {baseline}) [95% CI]": _intervals(
-                table["mean_effect"], table["lo"], table["hi"]
-            ),
-            "p adj": [_p(v) for v in table["p_adj"]],
-            **_signs(table, baseline, min_effect),
-        }
-    )
-    if "vs_reference" in table.columns and len(table):
-        ref = str(table["reference"].iloc[0])
-        out[f"Δ − Δ at {ref}, paired [95% CI]"] = [
-            "–" if g == r else _ci(v, lo, hi)
-            for g, r, v, lo, hi in zip(
-                table["group"],
-                table["reference"],
-                table["vs_reference"],
-                table["vs_lo"],
-                table["vs_hi"],
-                strict=True,
-            )
-        ]
-        out["p adj (paired)"] = [_p(v) for v in table["p_vs_adj"]]
-    return out
-
-
-def shown_features(table: pd.DataFrame, top: int) -> pd.DataFrame:
-    """The feature table as printed: the ``top`` rows by p of each agent and other strategy."""
-    head = table.groupby(["agent", "against"], sort=True).head(top) if top else table
-    out = pd.DataFrame(
-        {
-            "agent": head["agent"],
-            "strategy": head["against"],
-            "feature": head["feature"],
-            "n": [f"{a}/{b}" for a, b in zip(head["n_with"], head["n_without"], strict=True)],
-            "help with/without": _pairs(head["help_with"], head["help_without"]),
-            "hurt with/without": _pairs(head["hurt_with"], head["hurt_without"]),
-            "mean Δ with − without [95% CI]": [
-                _ci(v, lo, hi) if not math.isnan(lo) else f"{v:+.2f} [no interval]"
-                for v, lo, hi in zip(head["difference"], head["lo"], head["hi"], strict=True)
-            ],
-            "p (permutation)": [_p(v) for v in head["p"]],
-            "p adj": [_p(v) for v in head["p_adj"]],
-            "p (Mann-Whitney)": [_p(v) for v in head["p_mannwhitney"]],
-        }
-    )
-    if head["note"].astype(bool).any():
-        out["note"] = [n or "" for n in head["note"]]
-    return out
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in frame.to_dict(orient="records")]  # fmt: skip
 
 
 @click.command("effects")
@@ -194,139 +67,36 @@ def command(
     swept values. p-values adjusted over each table.
     """
     from harness.batch.results import ResultsDir, load_run
-    from harness.report.effects import (
-        AGAINST,
-        UNIT_COLUMNS,
-        effect_shares,
-        feature_table,
-        group_table,
-        per_scenario_effects,
-        run_features,
-        scenario_effects,
-        scenario_families,
-        scenario_reading,
-        scenario_text_sources,
-        seeds_label,
-        sign_warnings,
-        value_table,
-    )
+    from harness.report.documents import dumps, effects
 
     df, state = load_run(directory)
-    if df.empty:
-        raise UserError(f"{directory}: no finished sessions yet ({state.status or 'no status'})")
-    if baseline not in set(df["strategy"]):
-        raise UserError(
-            f"--baseline {baseline}: no sessions with that strategy (have: {sorted(set(df.strategy))})"
-        )
-    have = sorted(set(df["strategy"]))
-    if against is None:
-        others = [s for s in AGAINST if s in have and s != baseline]
-        if not others:
-            raise UserError(
-                f"{directory}: no sessions under {' or '.join(AGAINST)} to pair with (have: {have}); "
-                "name the strategies with --against"
-            )
-    else:
-        others = list(split_names([against]))
-        if not others:
-            raise UserError("--against: give at least one strategy (e.g. --against collapse)")
-        from harness.protocol import STRATEGIES
-
-        for name in others:
-            if name not in STRATEGIES:
-                raise unknown_name("strategy", name, STRATEGIES)
-            if name == baseline:
-                raise UserError(f"--against {name}: that is the --baseline; pair it with another strategy")
-            if name not in have:
-                raise UserError(
-                    f"--against {name}: no sessions with that strategy in {directory} (have: {have})"
-                )
     sources: dict[str, str] = {}
     if directory.is_dir():
         sources = dict(ResultsDir.open(directory).manifest.get("scenario_sources", {}))
-    effects = scenario_effects(df, baseline=baseline, against=others, min_effect=min_effect)
-    per = per_scenario_effects(effects, min_effect=min_effect)
-    names = sorted(set(per["scenario"]))
-    features = run_features(names, sources)
-    shares = effect_shares(per, adjust=adjust, min_effect=min_effect)
-    table = feature_table(per, features, adjust=adjust, min_group=min_group, min_effect=min_effect)
-    families = scenario_families(names, sources)
-    by_family = group_table(per, families, by="family", adjust=adjust, min_effect=min_effect)
-    by_source = group_table(per, scenario_text_sources(names, sources), by="source", adjust=adjust,
-                            min_effect=min_effect)  # fmt: skip
-    by_read = group_table(
-        per, scenario_reading(df, baseline), by="read", adjust=adjust, min_effect=min_effect
-    )
-    by_value = value_table(effects, adjust=adjust, min_effect=min_effect)
-    warnings = [*sign_warnings(by_family), *sign_warnings(by_source), *sign_warnings(by_value)]
-    seeds_min = int(per["seeds_min"].min()) if len(per) else 0
-    seeds_max = int(per["seeds_max"].max()) if len(per) else 0
-    seeds = seeds_label(seeds_min, seeds_max)
-    factors = [c for c in effects.columns if c not in {"agent", *UNIT_COLUMNS}]
+    shown = effects(df, state, source=str(directory), sources=sources, against=against, baseline=baseline,
+                    adjust=adjust, min_effect=min_effect, top=top, min_group=min_group)  # fmt: skip
     warning = state.warning(str(directory))
     if warning:
         click.echo(f"harness: warning: {warning}", err=True)
     if fmt == "json":
-        doc = {"source": str(directory), **state.to_json(), "baseline": baseline, "against": others,
-               "adjust": adjust, "unit": "scenario", "n_clusters": len(names),
-               "seeds": seeds_min if seeds_min == seeds_max else seeds, "seeds_min": seeds_min,
-               "seeds_max": seeds_max, "min_effect": min_effect, "factors": factors,
-               "shares": _records(shares), "families": _records(by_family), "sources": _records(by_source),
-               "read": _records(by_read), "values": _records(by_value),
-               "warnings": warnings, "features": _records(table), "scenarios": _records(per),
-               "effects": _records(effects)}  # fmt: skip
-        click.echo(json.dumps(doc, default=str))
+        click.echo(dumps(shown.document))
+    elif fmt == "markdown":
+        click.echo(shown.markdown(), nl=False)
     else:
-        over = f"its {seeds} seeds" + (f" and its values of {', '.join(factors)}" if factors else "")
-        title = (f"effect of readable errors per scenario ({directory}): {len(names)} scenarios, "
-                 f"{seeds} seeds per scenario{' and value' if factors else ''}; Δ = success under the "
-                 f"strategy − under "
-                 f"{baseline}, paired on seeds, a scenario's Δ the mean over {over}; mean Δ over scenarios "
-                 f"with a t interval and t test; help: Δ ≤ −{min_effect:g}, hurt: Δ ≥ +{min_effect:g} "
-                 f"(--min-effect); unit: scenario; p adjusted: {adjust}")  # fmt: skip
-        ftitle = (f"scenario features and the effect (top {top} by p per row group; tested when >= "
-                  f"{min_group} scenarios with and without; permutation test and its interval)")  # fmt: skip
-        parts: list[tuple[str, pd.DataFrame]] = [(title, shown_shares(shares, baseline, min_effect))]
-        if by_family["group"].nunique() > 1:
-            parts.append(("per family (scenarios sampled from each; t interval over them)",
-                          shown_groups(by_family, baseline, min_effect)))  # fmt: skip
-        if by_source["group"].nunique() > 1:
-            parts.append(("per source of the error texts (template, or the real stack whose library "
-                          "wrote them; mixed: a scenario with several)",
-                          shown_groups(by_source, baseline, min_effect)))  # fmt: skip
-        if by_read["group"].nunique() > 1:
-            parts.append((f"by whether the agent read anything in the texts under {baseline} "
-                          "(decided after the strategy: a description, not a comparison)",
-                          shown_groups(by_read, baseline, min_effect)))  # fmt: skip
-        for factor in dict.fromkeys(by_value["by"]):
-            sub = by_value[by_value["by"] == factor].reset_index(drop=True)
-            parts.append((f"per value of {factor} (a factor within each scenario: every row over the same "
-                          f"scenarios, compared paired with the first value)",
-                          shown_groups(sub, baseline, min_effect)))  # fmt: skip
-        if fmt == "markdown":
-            from harness.report.stats import to_markdown
-
-            for head, frame in parts:
-                click.echo(f"{head}\n\n{to_markdown(frame)}\n")
-            for line in warnings:
-                click.echo(f"> **Warning:** {line}\n")
-            click.echo(f"{ftitle}\n\n")
-            click.echo(to_markdown(shown_features(table, top)))
+        for head, frame in shown.parts:
+            print_table(frame, title=head)
+        for line in shown.warnings:
+            click.echo(click.style(f"warning: {line}", fg="yellow", bold=True))
+        if shown.features.empty:
+            click.echo("no agent's effect differs between scenarios: no feature to test")
         else:
-            for head, frame in parts:
-                print_table(frame, title=head)
-            for line in warnings:
-                click.echo(click.style(f"warning: {line}", fg="yellow", bold=True))
-            if table.empty:
-                click.echo("no agent's effect differs between scenarios: no feature to test")
-            else:
-                print_table(shown_features(table, top), title=ftitle)
+            print_table(shown.shown_features, title=shown.features_title)
     if plot is not None:
         import matplotlib.pyplot as plt
 
         from harness.report.plots import effects_figure
 
-        fig = effects_figure(per, table, run=directory.name or str(directory))
+        fig = effects_figure(shown.per, shown.features, run=directory.name or str(directory))
         try:
             fig.savefig(plot, dpi=110)
         except OSError as exc:

@@ -27,12 +27,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS: tuple[str, ...] = ("README.md", "docs/study.md", "docs/results.md")
+DOCUMENTS: tuple[str, ...] = ("README.md", "docs/study.md", "docs/results.md", "docs/worlds.md")
 """The documents with generated blocks (paths from the repository's root)."""
 
 BLOCK_NAMES: tuple[str, ...] = (
     "study-shares", "study-sources", "study-families", "study-features", "study-harm",
-    "template-shares", "template-features", "default-compare", "default-table",
+    "template-shares", "template-features", "default-compare", "default-table", "default-findings",
+    "compare-glossary",
+    "worlds-headline", "worlds-blind", "worlds-kinds", "worlds-blind-kinds", "worlds-security",
+    "worlds-extraction", "worlds-events", "worlds-events-list", "study-kinds", "study-rewrites",
 )  # fmt: skip
 """Every block :func:`render` writes."""
 
@@ -51,7 +54,10 @@ RUNS: tuple[Run, ...] = (
     Run("study", ("--study",)),
     Run("study-template", ("--study", "--set", "faults.source=template")),
     Run("default", ()),
-)
+    Run("worlds", ("--study", "--worlds")),
+    Run("study-rewrites-off", ("--study", "--agents", "reader", "--strategies", "is_error,collapse",
+                               "--set", "agent.rewrites=off")),
+)  # fmt: skip
 
 
 def _harness(*args: str) -> str:
@@ -166,10 +172,115 @@ def _compare(doc: Mapping[str, Any], agents: Sequence[str]) -> str:
             continue
         diff = "–" if r.get("success_diff") is None else _ci(r["success_diff"], r["diff_lo"], r["diff_hi"])
         rate = f"{r['success_rate']:.2f} [{r['success_lo']:.2f}, {r['success_hi']:.2f}]"
-        sides = f"{r['n_favour_base']}/{r['n_tie']}/{r['n_favour_other']}" if r.get("n_pairs") else "–"
+        # the counts at the run's --min-effect, as harness compare prints them (not the sign counts)
+        sides = f"{r['n_help']}/{r['n_none']}/{r['n_hurt']}" if r.get("n_pairs") else "–"
         body.append([r["agent"], r["strategy"], rate, diff, sides, _p(r.get("p")), _p(r.get("p_adjusted"))])
-    return _table(["agent", "strategy", "success [95% CI]", "Δ vs is_error [95% CI]", "scenarios -/0/+", "p",
-                   "p holm"], body)  # fmt: skip
+    return _table(["agent", "strategy", "success [95% CI]", "Δ vs is_error [95% CI]",
+                   "scenarios -/0/+ (±0.1)", "p", "p holm"], body)  # fmt: skip
+
+
+def _arrow(a: float | None, b: float | None, digits: int = 2) -> str:
+    if a is None or b is None:
+        return "–"
+    return f"{a:.{digits}f} → {b:.{digits}f}"
+
+
+def _calls(r: Mapping[str, Any]) -> str:
+    if r["calls_diff"] is None:
+        return "–"
+    if r["calls_lo"] is None:
+        return f"{r['calls_diff']:+.2f}" + (" (every task alike)" if r["calls_tasks"] > 1 else "")
+    return _ci(r["calls_diff"], r["calls_lo"], r["calls_hi"])
+
+
+def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: str, what: str,
+              sides: tuple[str, str], unit: str = "tasks") -> str:  # fmt: skip
+    """A world table's rows of one (agent, other strategy) or (strategy, other agent)."""
+    chosen = [r for r in rows if r[first] == value and r["other"] == other]
+    body = [[r["group"], str(r["tasks"]), _arrow(r["success_base"], r["success_other"]),
+             _ci(r["success_diff"], r["success_lo"], r["success_hi"]), _p(r["success_p_adj"]),
+             _arrow(r["calls_base"], r["calls_other"], 1), _calls(r), _p(r["calls_p_adj"])]
+            for r in chosen]  # fmt: skip
+    a, b = sides
+    head = [what, unit, f"success {a} → {b}", "Δ success [95% CI]", "p adj", f"calls to success {a} → {b}",
+            "Δ calls [95% CI]", "p adj"]  # fmt: skip
+    return _table(head, body)
+
+
+def _security(rows: Sequence[Mapping[str, Any]]) -> str:
+    body = []
+    for condition in ("injection_error", "injection_result"):
+        for strategy in ("is_error", "masked", "collapse"):
+            mine = {r["agent"]: r for r in rows if r["condition"] == condition and r["strategy"] == strategy}
+            if not mine:
+                continue
+            breached = ", ".join(f"{a} {mine[a]['breached']}" for a in sorted(mine))
+            reader = mine.get("reader", {})
+            harmful = sum(r["harmful_calls"] for r in mine.values())
+            body.append([condition, strategy, str(reader.get("sessions", 0)), breached,
+                         str(reader.get("misled", 0)), str(harmful)])  # fmt: skip
+    return _table(["condition", "strategy", "sessions per agent", "security breached (AgentDojo's verdict)",
+                   "reader: calls an injected text named", "harmful calls, all agents"], body)  # fmt: skip
+
+
+def _extraction(lines: str) -> str:
+    rows = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    attacks = list(dict.fromkeys(r["attack"] for r in rows))
+    body = [[a, str(sum(r["attack"] == a for r in rows)),
+             str(sum(r["attack"] == a and r["found"] for r in rows)),
+             str(sum(r["attack"] == a and r["right_tool"] for r in rows))] for a in attacks]  # fmt: skip
+    body.append(
+        ["all", str(len(rows)), str(sum(r["found"] for r in rows)), str(sum(r["right_tool"] for r in rows))]
+    )
+    return _table(["attack", "texts", "an instruction found", "to a tool the injection task calls"], body)
+
+
+def _events(lines: str) -> str:
+    rows = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    kinds = list(dict.fromkeys(r["kind"] for r in rows))
+    body = [[k, *(str(sum(r["kind"] == k and r["status"] == st for r in rows))
+                  for st in ("admitted", "refused", "not_applicable"))] for k in kinds]  # fmt: skip
+    return _table(["event", "admitted", "refused", "not applicable"], body)
+
+
+def _events_list(lines: str) -> str:
+    rows = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    body = [[f"`{r['scenario']}`", r["status"], r["reason"],
+             "" if r["change"] is None else f"{r['change']['old']} → {r['change']['new']}"]
+            for r in rows if r["status"] != "not_applicable"]  # fmt: skip
+    return _table(["pair", "status", "why", "change"], body)
+
+
+def _rewrites(full: Mapping[str, Any], off: Mapping[str, Any]) -> str:
+    def reader(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+        return next(r for r in doc["shares"] if r["agent"] == "reader" and r["against"] == "collapse")
+
+    a, b = reader(full), reader(off)
+    share = (a["mean_effect"] - b["mean_effect"]) / a["mean_effect"] if a["mean_effect"] else float("nan")
+    body = [
+        [label, str(r["scenarios"]), _ci(r["mean_effect"], r["lo"], r["hi"]), _p(r["p_adj"])]
+        for label, r in (("on (as shipped)", a), ("off", b))
+    ]
+    return _table(
+        ["reader's rewrites", "scenarios", "mean Δ (collapse − is_error) [95% CI]", "p adj"], body
+    ) + (f"\nShare of the reader's effect the rewrites carry: {100 * share:.0f} %.\n")
+
+
+def _compare_table(markdown: str) -> str:
+    """``harness compare --format markdown`` up to its legend (docs/results.md has the glossary)."""
+    return markdown.split("\n\nColumns:\n")[0].rstrip("\n") + "\n"
+
+
+def _findings(doc: Mapping[str, Any]) -> str:
+    """The findings block of ``harness compare``'s json, as a markdown list (what the run ends with)."""
+    return "\n".join(f"- {line}" for line in doc["findings"]["lines"]) + "\n"
+
+
+def _glossary() -> str:
+    """What each column of the comparison means: the words of the legend and the page's tooltips."""
+    from harness.report.display import COLUMN_MEANINGS
+
+    return _table(["column", "what it means"], [[c, m] for c, m in COLUMN_MEANINGS.items()])
 
 
 def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
@@ -182,6 +293,9 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
     def template() -> Any:
         return runs.json("effects", "study-template", "--against", "collapse")
 
+    def worlds() -> Any:
+        return runs.json("effects", "worlds", "--against", "collapse")
+
     blocks: dict[str, Callable[[], str]] = {
         "study-shares": lambda: _shares(study()),
         "study-sources": lambda: _groups(study()["sources"], "reader", "source of the texts"),
@@ -191,7 +305,39 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         "template-shares": lambda: _shares(template()),
         "template-features": lambda: _features(template(), "reader", 6),
         "default-compare": lambda: _compare(runs.json("compare", "default"), ("reader", "refresher")),
-        "default-table": lambda: _harness("compare", str(runs["default"]), "--format", "markdown"),
+        "default-table": lambda: _compare_table(
+            _harness("compare", str(runs["default"]), "--format", "markdown")
+        ),
+        "default-findings": lambda: _findings(runs.json("compare", "default")),
+        "compare-glossary": _glossary,
+        "worlds-headline": lambda: _contrast(
+            worlds()["worlds"], "agent", "reader", "collapse", "world", ("is_error", "collapse")
+        ),
+        "worlds-blind": lambda: _contrast(
+            worlds()["blind"], "strategy", "is_error", "reader", "world", ("blind", "reader")
+        ),
+        "worlds-kinds": lambda: _contrast(
+            worlds()["kinds"], "agent", "reader", "collapse", "failure kind", ("is_error", "collapse")
+        ),
+        "worlds-blind-kinds": lambda: _contrast(
+            worlds()["blind_kinds"], "strategy", "is_error", "reader", "failure kind", ("blind", "reader")
+        ),
+        "worlds-security": lambda: _security(worlds()["security"]),
+        "worlds-extraction": lambda: _extraction(_harness("worlds", "injections", "--json")),
+        "worlds-events": lambda: _events(_harness("worlds", "events", "--json", "--all")),
+        "worlds-events-list": lambda: _events_list(_harness("worlds", "events", "--json")),
+        "study-kinds": lambda: _contrast(
+            study()["fault_kinds"],
+            "agent",
+            "reader",
+            "collapse",
+            "fault kind",
+            ("is_error", "collapse"),
+            "scenarios",
+        ),
+        "study-rewrites": lambda: _rewrites(
+            study(), runs.json("effects", "study-rewrites-off", "--against", "collapse")
+        ),
     }
     assert tuple(blocks) == BLOCK_NAMES
     return {name: blocks[name]() for name in names}

@@ -2,7 +2,8 @@
 
 With no flag it lists the shipped scenarios (one-line summaries), agents, strategies and
 scenario families (``scenarios/families/``, sampled by ``harness generate``).
-``--tools`` lists the catalogue's tools with their argument schemas and schema variants;
+``--tools`` lists the catalogue's tools with their argument schemas, the values an argument must
+take where the tool knows only some (cities, tables, currencies), and schema variants;
 ``--faults`` lists the fault kinds with their keys, defaults and meanings. Both are generated
 from the code (:data:`harness.sim.catalogue.CATALOGUE`,
 :data:`harness.sim.faults.FAULT_KIND_TABLE`), so a page that shows them cannot fall behind it.
@@ -33,28 +34,33 @@ STRATEGY_SUMMARIES: dict[str, str] = {
 def tools_json() -> dict[str, Any]:
     """Every catalogue tool: description, whether it writes, its arguments and its variants.
 
-    An argument is its JSON Schema property with ``required`` added.
+    An argument is its JSON Schema property with ``required`` added, and ``values`` where the tool
+    serves only some values (the cities with a station, the tables): a scenario that names
+    another is refused as it loads.
     """
-    from harness.sim.catalogue import CATALOGUE
+    from harness.sim.catalogue import CATALOGUE, CatalogueTool
 
-    def arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    def arguments(tool: CatalogueTool, schema: dict[str, Any], renames: Any = None) -> dict[str, Any]:
         required = set(schema.get("required", ()))
-        return {
-            name: {**prop, "required": name in required}
-            for name, prop in schema.get("properties", {}).items()
-        }
+        out: dict[str, Any] = {}
+        for name, prop in schema.get("properties", {}).items():
+            out[name] = {**prop, "required": name in required}
+            known = tool.values.get((renames or {}).get(name, name))
+            if known is not None:
+                out[name]["values"] = list(known.values)
+        return out
 
     return {
         name: {
             "description": tool.description,
             "read_only": tool.read_only,
             "verifier": tool.verifier,
-            "arguments": arguments(tool.schema),
+            "arguments": arguments(tool, tool.schema),
             "variants": {
                 vname: {
                     "description": v.description,
                     "renames": dict(v.renames),
-                    "arguments": arguments(v.schema),
+                    "arguments": arguments(tool, v.schema, v.renames),
                 }
                 for vname, v in tool.variants.items()
             },
@@ -125,7 +131,10 @@ def _argument_line(name: str, prop: dict[str, Any]) -> str:
         facts.append("required")
     if "default" in prop:
         facts.append(f"default {prop['default']}")
-    return f"{name} ({', '.join(facts)})"
+    line = f"{name} ({', '.join(facts)})"
+    if "values" in prop:
+        line += f": one of {', '.join(map(str, prop['values']))}"
+    return line
 
 
 def _tools_table(tools: dict[str, Any]) -> Any:
@@ -180,7 +189,10 @@ def _faults_table(faults: dict[str, Any]) -> Any:
 
 
 @click.command("list")
-@click.option("--tools", "show_tools", is_flag=True, help="The catalogue's tools and their arguments.")
+@click.option(
+    "--tools", "show_tools", is_flag=True,
+    help="The catalogue's tools, their arguments and the values each knows (cities, tables, currencies).",
+)  # fmt: skip
 @click.option("--faults", "show_faults", is_flag=True, help="The fault kinds and the keys they take.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:

@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "view": ("harness.cli.view", "Browse a run, a bench output or a probe report in a local page."),
     "proxy": ("harness.cli.proxy", "Proxy a real MCP server: rewrite its errors, inject seeded faults."),
     "read": ("harness.cli.read", "Read tool error texts (category, argument, valid form); --evaluate."),
+    "worlds": ("harness.cli.worlds", "Fair world events; what the reader finds in AgentDojo's injections."),
 }
 
 

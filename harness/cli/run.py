@@ -478,6 +478,7 @@ def line_progress(total: int, done: int) -> Advance:
     "--by", default="agent", show_default=True, help="Group the printed comparison by these columns."
 )
 @click.option("--no-compare", is_flag=True, help="Do not print the comparison at the end.")
+@click.option("--explain", is_flag=True, help="Under the comparison, what each of its columns means.")
 @click.option(
     "--server",
     default=None,
@@ -507,6 +508,12 @@ def line_progress(total: int, done: int) -> Advance:
     is_flag=True,
     help=f"The study preset: {STUDY_SCENARIOS}+ scenarios sampled from every shipped family, every agent "
     f"and strategy, {STUDY_SEEDS} seeds each (unless --seeds), compared with the scenario as the unit.",
+)
+@click.option(
+    "--worlds",
+    is_flag=True,
+    help="With --study: the worlds' study instead (docs/worlds.md): every AgentDojo task under our "
+    "upstream faults, each admitted world event and both injection conditions; needs the [worlds] extra.",
 )
 @llm_options
 @click.option(
@@ -579,10 +586,12 @@ def command(
     codec: str,
     by: str,
     no_compare: bool,
+    explain: bool,
     families: tuple[str, ...],
     count: int,
     family_seed: int,
     study: bool,
+    worlds: bool,
     llm_base_url: str | None,
     llm_model: str | None,
     llm_api_key_env: str,
@@ -619,16 +628,23 @@ def command(
     if server is not None and resume:
         raise UserError("--resume keeps the run's server (its manifest): drop --server")
 
+    if worlds and not study:
+        raise UserError("--worlds goes with --study (harness run --study --worlds)")
     if study:
         if resume or scenarios or families:
             raise UserError("--study is a preset of its own: drop SCENARIOS, --family and --resume")
         from harness.sim.family import list_families
 
-        families = tuple(list_families())
-        if not families:
-            raise UserError("--study: no shipped families (scenarios/families/*.toml)")
-        if not _given(ctx, "count"):
-            count = -(-STUDY_SCENARIOS // len(families))
+        if worlds:
+            from harness.worlds.scenario import study_names
+
+            scenarios = tuple(study_names())
+        else:
+            families = tuple(list_families())
+            if not families:
+                raise UserError("--study: no shipped families (scenarios/families/*.toml)")
+            if not _given(ctx, "count"):
+                count = -(-STUDY_SCENARIOS // len(families))
         if not _given(ctx, "seeds"):
             seeds = STUDY_SEEDS
     if resume:
@@ -736,7 +752,13 @@ def command(
         if why:
             where = f"{executor}: {why}; --executor process starts one anyway"
     verb = "resuming" if resume else "running"
-    if study:
+    if study and worlds:
+        click.echo(
+            f"harness run --study --worlds: {len(grid.scenarios)} world scenarios, {len(grid.agents)} agents "
+            f"x {len(grid.strategies)} strategies x {len(grid.seeds)} seeds; this may take a few minutes",
+            err=True,
+        )
+    elif study:
         click.echo(
             f"harness run --study: {len(grid.scenarios)} scenarios sampled from {', '.join(families)} "
             f"(--family-seed {family_seed}), {len(grid.agents)} agents x {len(grid.strategies)} "
@@ -822,7 +844,8 @@ def command(
     if not no_compare and len(frame):
         from harness.cli.compare import print_comparison
 
-        print_comparison(frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out))
+        print_comparison(frame, by=split_names([by]), baseline="is_error", k=3, fmt="table", source=str(out),
+                         explain=explain)  # fmt: skip
     broken = int((frame["status"] == "harness_error").sum()) if "status" in frame.columns else 0
     if broken and not allow_errors:
         click.echo(

@@ -55,6 +55,7 @@ from scipy import stats
 from harness.report.inference import (
     CLUSTER,
     CONFIDENCE,
+    MIN_EFFECT,
     adjust_pvalues,
     check_adjust,
     cluster_t_interval,
@@ -63,10 +64,12 @@ from harness.report.inference import (
     param_columns,
     per_scenario_pairs,
     scenario_difference,
+    sign_of,
 )
-from harness.sim.family import load_source, source_family
+from harness.sim.family import source_family
 from harness.sim.faults import FAULT_KIND_TABLE
 from harness.sim.scenario import Scenario
+from harness.worlds.scenario import load_source
 
 BASELINE = "is_error"
 AGAINST: tuple[str, ...] = ("collapse", "masked")
@@ -76,8 +79,6 @@ SIGNS: tuple[str, ...] = ("help", "none", "hurt")
 """Readable errors help (Δ = other − readable ≤ −min_effect), make no difference that large, or
 hurt (Δ ≥ +min_effect)."""
 
-MIN_EFFECT = 0.1
-"""The smallest per-scenario |Δ| that counts a scenario as helped or hurt (``--min-effect``)."""
 
 MIN_GROUP = 5
 """A feature is tested only when at least this many scenarios have it and this many lack it."""
@@ -88,8 +89,6 @@ swept parameter: every scenario meets each value on the same seeds."""
 
 NO_FAMILY = "(none)"
 """The family of a scenario that was not sampled from one (hand-written, or a file)."""
-
-_EPS = 1e-12
 
 EFFECT_COLUMNS: tuple[str, ...] = ("agent", "against", "unit", "pairs", "effect", "sign")
 UNIT_COLUMNS: tuple[str, ...] = (
@@ -113,20 +112,6 @@ GROUP_COLUMNS: tuple[str, ...] = (
 VALUE_COLUMNS: tuple[str, ...] = (
     *GROUP_COLUMNS, "reference", "paired", "vs_reference", "vs_lo", "vs_hi", "p_vs", "p_vs_adj",
 )  # fmt: skip
-
-
-def sign_of(effect: float, min_effect: float = MIN_EFFECT) -> str:
-    """``help`` when ``effect`` ≤ −``min_effect``, ``hurt`` when ≥ +``min_effect``, else ``none``.
-
-    A ``min_effect`` of 0 counts any non-zero effect (and an effect of exactly 0 is ``none``).
-    """
-    if min_effect <= 0:
-        return "help" if effect < 0 else "hurt" if effect > 0 else "none"
-    if effect <= -min_effect + _EPS:
-        return "help"
-    if effect >= min_effect - _EPS:
-        return "hurt"
-    return "none"
 
 
 def factor_columns(df: pd.DataFrame) -> list[str]:

@@ -78,6 +78,30 @@ MIN_WILCOXON = 6
 """Fewer scenarios with a non-zero difference than this get the sign test instead of Wilcoxon's
 (below six, neither test can reach p < 0.05 however the scenarios fall)."""
 
+MIN_EFFECT = 0.1
+"""The smallest per-scenario |Δ| that counts a scenario as helped or hurt (``--min-effect``): one
+threshold for every view of a run (the comparison's ``scenarios -/0/+`` and ``harness effects``'
+help/none/hurt). Counting any disagreeing seed instead would make the counts grow with seeds."""
+
+_EPS = 1e-12
+
+
+def sign_of(effect: float, min_effect: float = MIN_EFFECT) -> str:
+    """``help`` when ``effect`` ≤ −``min_effect``, ``hurt`` when ≥ +``min_effect``, else ``none``.
+
+    ``effect`` is a scenario's Δ = strategy − baseline, so ``help`` means the baseline (readable
+    errors) did better. A ``min_effect`` of 0 counts any non-zero effect (and an effect of
+    exactly 0 is ``none``).
+    """
+    if min_effect <= 0:
+        return "help" if effect < 0 else "hurt" if effect > 0 else "none"
+    if effect <= -min_effect + _EPS:
+        return "help"
+    if effect >= min_effect - _EPS:
+        return "hurt"
+    return "none"
+
+
 CLUSTER = "scenario"
 POOLED = "pooled"
 """The ``scenario`` value of a forest frame's pooled row (its ``pooled`` column is True)."""
@@ -585,8 +609,8 @@ def per_scenario_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
 EMPTY_PAIRED: dict[str, Any] = {
     "n_pairs": 0, "success_diff": math.nan, "diff_lo": math.nan, "diff_hi": math.nan,
     "diff_ci_method": "", "mcnemar_b": 0, "mcnemar_c": 0, "mcnemar_p": math.nan,
-    "n_favour_base": 0, "n_tie": 0, "n_favour_other": 0, "rank_test": "", "p_wilcoxon": math.nan,
-    "test": "", "p": math.nan,
+    "n_favour_base": 0, "n_tie": 0, "n_favour_other": 0, "n_help": 0, "n_none": 0, "n_hurt": 0,
+    "rank_test": "", "p_wilcoxon": math.nan, "test": "", "p": math.nan,
 }  # fmt: skip
 """The paired columns of a row with nothing to pair (the baseline's own row)."""
 
@@ -623,23 +647,27 @@ def paired_summary(
     rng: np.random.Generator,
     n_resamples: int = N_RESAMPLES,
     confidence: float = CONFIDENCE,
+    min_effect: float = MIN_EFFECT,
 ) -> dict[str, Any]:
     """The paired difference other - baseline of one group and strategy, from :func:`paired_outcomes`.
 
-    ``success_diff`` is the mean over pairs. Its interval (``diff_lo``, ``diff_hi``): Tango's score
-    interval when the pairs come from one scenario; otherwise the t interval over scenarios
-    (unit "scenario", ``cluster-t``: :func:`cluster_t_interval` of the per-scenario net
-    differences and pair counts) or the bootstrap over pairs (unit "session"); when every
-    cluster has the same difference -1, 0 or 1, Tango's interval with one pair per cluster
-    (``tango-scenarios``), and when every scenario has the same difference strictly between,
-    Tango's interval over the pairs (``tango``); ``diff_ci_method`` names it.
-    ``n_favour_base``, ``n_tie``, ``n_favour_other`` count scenarios whose mean difference is
-    negative, zero, positive. ``test`` and ``p``: across scenarios (unit "scenario", two or more
-    scenarios) the interval's own test, ``t`` with ``cluster-t`` and ``score`` with Tango's
-    (:func:`scenario_difference`), with Wilcoxon's signed-rank (or the sign) test beside it in
-    ``rank_test``/``p_wilcoxon``; else McNemar's exact test over the pairs (``mcnemar``; no
-    ``p_wilcoxon``). ``mcnemar_b``/``mcnemar_c``/``mcnemar_p`` are kept for every unit (pairs,
-    not scenarios).
+    ``success_diff``: at unit "scenario" over several scenarios, the mean of the scenarios' differences
+    (each scenario weighs the same, whatever its seeds: the estimand does not depend on how many seeds
+    each had, and it is the mean effect ``harness effects`` reports); within one scenario, or at unit
+    "session", the mean over pairs. Its interval (``diff_lo``, ``diff_hi``): Tango's score interval when
+    the pairs come from one scenario; otherwise the t interval over scenarios (unit "scenario",
+    ``cluster-t``: :func:`cluster_t_interval` of the per-scenario differences) or the bootstrap over
+    pairs (unit "session"); when every cluster has the same difference -1, 0 or 1, Tango's interval with
+    one pair per cluster (``tango-scenarios``), and when every scenario has the same difference strictly
+    between, Tango's interval over the pairs (``tango``); ``diff_ci_method`` names it.
+    ``n_favour_base``, ``n_tie``, ``n_favour_other`` count scenarios whose mean difference is negative,
+    zero, positive; ``n_help``, ``n_none``, ``n_hurt`` count them against ``min_effect``
+    (:func:`sign_of`), as ``harness effects`` does. ``test`` and ``p``: across scenarios (unit
+    "scenario", two or more scenarios) the interval's own test, ``t`` with ``cluster-t`` and ``score``
+    with Tango's (:func:`scenario_difference`), with Wilcoxon's signed-rank (or the sign) test beside it
+    in ``rank_test``/``p_wilcoxon``; else McNemar's exact test over the pairs (``mcnemar``; no
+    ``p_wilcoxon``). ``mcnemar_b``/``mcnemar_c``/``mcnemar_p`` are kept for every unit (pairs, not
+    scenarios).
     """
     check_unit(unit)
     if pairs.empty:
@@ -649,6 +677,7 @@ def paired_summary(
     diff = other.astype(float) - ref.astype(float)
     b, c, p_mcnemar = mcnemar_exact(ref, other)
     per = per_scenario_pairs(pairs)
+    signs = [sign_of(float(d), min_effect) for d in per["delta"]]
     out: dict[str, Any] = {
         "n_pairs": len(pairs),
         "success_diff": float(diff.mean()),
@@ -658,9 +687,13 @@ def paired_summary(
         "n_favour_base": int((per["delta"] < 0).sum()),
         "n_tie": int((per["delta"] == 0).sum()),
         "n_favour_other": int((per["delta"] > 0).sum()),
+        "n_help": signs.count("help"),
+        "n_none": signs.count("none"),
+        "n_hurt": signs.count("hurt"),
     }
     if unit == "scenario" and len(per) > 1:
-        out.update(scenario_difference(per, confidence=confidence))
+        out["success_diff"] = float(per["delta"].mean())
+        out.update(scenario_difference(per, confidence=confidence, equal_weights=True))
     else:
         out["diff_lo"], out["diff_hi"], out["diff_ci_method"] = difference_interval(
             pairs, unit=unit, rng=rng, n_resamples=n_resamples, confidence=confidence, per=per

@@ -37,6 +37,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
+from harness.report.display import plural
 from harness.report.inference import POOLED, forest_frame
 from harness.report.stats import compare, param_columns
 
@@ -339,7 +340,8 @@ def forest(df: pd.DataFrame, run: str) -> Figure | None:
             n_clusters = max(n_clusters, int(pooled["n_clusters"].max()))
         ax.axvline(0.0, color="0.3", linewidth=0.8, zorder=0)
         ax.axhline(len(scenarios) - 0.1, color="0.6", linewidth=0.8, linestyle="--")
-        ax.set_yticks([*rows_y.values(), pooled_y], [*scenarios, f"{POOLED} ({n_clusters} scenarios)"],
+        pooled_label = f"{POOLED} ({plural(n_clusters, 'scenario')})"
+        ax.set_yticks([*rows_y.values(), pooled_y], [*scenarios, pooled_label],
                       fontsize=8)  # fmt: skip
         ax.set_ylim(pooled_y + 0.8, -0.8)  # the first scenario on top, the pooled row at the bottom
         ax.set_xlim(-1.05, 1.05)

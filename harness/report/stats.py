@@ -37,7 +37,9 @@ from scipy.special import comb
 
 from harness.batch.grid import KEY_COLUMNS
 from harness.report import inference
-from harness.report.inference import CONFIDENCE, N_RESAMPLES, Adjust, Unit
+from harness.report.display import number, p_value, rate_interval, signed_interval
+from harness.report.display import to_markdown as to_markdown
+from harness.report.inference import CONFIDENCE, MIN_EFFECT, N_RESAMPLES, Adjust, Unit
 
 TASK_COLUMNS: tuple[str, ...] = ("scenario", "agent", "strategy", "host")
 
@@ -81,6 +83,7 @@ def compare(
     adjust: Adjust = "holm",
     n_resamples: int = N_RESAMPLES,
     confidence: float = CONFIDENCE,
+    min_effect: float = MIN_EFFECT,
 ) -> pd.DataFrame:
     """One row per group and strategy; see the module docstring for the columns.
 
@@ -105,7 +108,11 @@ def compare(
     ``n_clusters`` (scenarios, or sessions at unit "session"), ``success_ci_method``,
     ``diff_ci_method``, ``n_favour_base``, ``n_tie``, ``n_favour_other`` (scenarios whose
     mean difference is below, at, above 0), ``test``, ``p``, ``p_adjusted`` (``adjust``
-    over every p of the table: "holm", "bh" or "none") and ``adjust``. Each bootstrap then
+    over every p of the table: "holm", "bh" or "none") and ``adjust``, and ``n_help``,
+    ``n_none``, ``n_hurt`` (scenarios whose difference is at most −``min_effect``, between, at
+    least +``min_effect``: the counts ``harness effects`` gives) and ``min_effect``. A pooled
+    row's difference at unit "scenario" is the mean of its scenarios' differences, each
+    scenario weighing the same (:func:`harness.report.inference.paired_summary`). Each bootstrap then
     draws from :func:`harness.report.inference.rng_for` (``seed`` and the row), so a group's
     intervals do not depend on the other groups. ``n_resamples`` and ``confidence`` apply to
     every interval.
@@ -118,7 +125,7 @@ def compare(
     elif unit is not None:
         out = _compare_by_unit(
             judged, by=by, baseline=baseline, k=k, seed=seed, group_params=group_params, unit=unit,
-            adjust=adjust, n_resamples=n_resamples, confidence=confidence,
+            adjust=adjust, n_resamples=n_resamples, confidence=confidence, min_effect=min_effect,
         )  # fmt: skip
     else:
         out = _compare_sessions(
@@ -130,8 +137,9 @@ def compare(
         for col in _EMPTY_METRICS:
             out[col] = math.nan
         if unit is not None:
-            out["unit"], out["adjust"], out["test"] = unit, adjust, None
+            out["unit"], out["adjust"], out["test"], out["min_effect"] = unit, adjust, None, min_effect
             out["n_clusters"] = out["n_favour_base"] = out["n_tie"] = out["n_favour_other"] = 0
+            out["n_help"] = out["n_none"] = out["n_hurt"] = 0
     return out
 
 
@@ -274,6 +282,7 @@ def _compare_by_unit(
     adjust: str,
     n_resamples: int,
     confidence: float,
+    min_effect: float = MIN_EFFECT,
 ) -> pd.DataFrame:
     inference.check_unit(unit)
     inference.check_adjust(adjust)
@@ -319,14 +328,16 @@ def _compare_by_unit(
                 pairs = inference.paired_outcomes(sdf.set_index(pair_cols), base_df)
                 row.update(
                     inference.paired_summary(
-                        pairs, rng=inference.rng_for(seed, "diff", *gvals, strategy), **opts
+                        pairs, rng=inference.rng_for(seed, "diff", *gvals, strategy), min_effect=min_effect,
+                        **opts,
                     )
-                )
+                )  # fmt: skip
             rows.append(row)
     out = _in_order(pd.DataFrame(rows), groups)
     # The paired columns end with p: p_adjusted comes beside it, then the adjustment's name.
     out["p_adjusted"] = inference.adjust_pvalues(out["p"].to_numpy(dtype=float), adjust)
     out["adjust"] = adjust
+    out["min_effect"] = min_effect
     return out
 
 
@@ -358,31 +369,29 @@ def _paired(
     }
 
 
-def _ci(value: float, lo: float, hi: float, pct: bool = True) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if math.isnan(lo):
-        return f"{value:.2f}"
-    return f"{value:.2f} [{lo:.2f}, {hi:.2f}]"
+def _ci_column(table: pd.DataFrame, value: str, lo: str, hi: str) -> list[str]:
+    return [rate_interval(v, a, b) for v, a, b in zip(table[value], table[lo], table[hi], strict=True)]
 
 
 def _num(value: Any, fmt: str = "{:.2f}") -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return fmt.format(value)
+    return number(value, fmt)
 
 
-def _ci_column(table: pd.DataFrame, value: str, lo: str, hi: str) -> list[str]:
-    return [_ci(v, a, b) for v, a, b in zip(table[value], table[lo], table[hi], strict=True)]
+def scenarios_column(min_effect: float) -> str:
+    """The comparison's column of scenario counts at ``min_effect``: ``scenarios -/0/+ (±0.1)``."""
+    return f"scenarios -/0/+ (±{min_effect:g})"
 
 
 def display_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
     """The comparison formatted for people: intervals in brackets, one column each.
 
-    A table with a unit of inference also shows its clusters, the scenarios favouring each
-    side (``scenarios Δ -/0/+``: how many scenarios have a mean paired difference below, at,
-    above 0, i.e. favour the baseline, tie, favour the strategy), the test, and p before and
-    after adjustment (instead of the McNemar column).
+    A table with a unit of inference also shows its clusters, the scenarios on each side
+    (``scenarios -/0/+ (±0.1)``: how many scenarios have a paired difference of at most −0.1,
+    between, at least +0.1, i.e. the baseline better, no difference that large, the strategy
+    better: :func:`harness.report.inference.sign_of`, the counts ``harness effects`` gives), the
+    test, and p before and after adjustment (instead of the McNemar column). Differences are
+    signed (``-0.17 [-0.37, +0.03]``), p-values have two significant digits
+    (:mod:`harness.report.display`).
     """
     groups = [c for c in table.columns if c not in _METRIC_COLUMNS]
     by_unit = "unit" in table.columns
@@ -402,20 +411,26 @@ def display_frame(table: pd.DataFrame, k: int) -> pd.DataFrame:
     if "harness_errors" in table and table["harness_errors"].any():
         # Left out of n and of every rate: a broken session has no outcome to count.
         out["harness errors"] = table["harness_errors"]
-    out["Δ success vs base"] = _ci_column(table, "success_diff", "diff_lo", "diff_hi")
+    out["Δ success vs base"] = [
+        signed_interval(v, a, b)
+        for v, a, b in zip(table.success_diff, table.diff_lo, table.diff_hi, strict=True)
+    ]
     if not by_unit:
         out["McNemar p"] = [_num(v, "{:.3g}") for v in table.mcnemar_p]
         return out
-    out["scenarios Δ -/0/+"] = [
-        f"{fb}/{tie}/{fo}" if n_pairs else "–"
-        for fb, tie, fo, n_pairs in zip(
-            table.n_favour_base, table.n_tie, table.n_favour_other, table.n_pairs, strict=True
+    if "n_help" in table.columns:  # counted against the minimum effect, as harness effects counts
+        minimum = (
+            float(table["min_effect"].iloc[0]) if "min_effect" in table.columns and len(table) else MIN_EFFECT
         )
-    ]
+        counts = zip(table.n_help, table.n_none, table.n_hurt, table.n_pairs, strict=True)
+        out[scenarios_column(minimum)] = [f"{a}/{b}/{c}" if n else "–" for a, b, c, n in counts]
+    else:
+        counts = zip(table.n_favour_base, table.n_tie, table.n_favour_other, table.n_pairs, strict=True)
+        out["scenarios Δ -/0/+"] = [f"{a}/{b}/{c}" if n else "–" for a, b, c, n in counts]
     out["test"] = [t or "–" for t in table.test]
-    out["p"] = [_num(v, "{:.3g}") for v in table.p]
+    out["p"] = [p_value(v) for v in table.p]
     method = str(table["adjust"].iloc[0]) if "adjust" in table.columns and len(table) else "none"
-    out[f"p {method}" if method != "none" else "p unadjusted"] = [_num(v, "{:.3g}") for v in table.p_adjusted]
+    out[f"p {method}" if method != "none" else "p unadjusted"] = [p_value(v) for v in table.p_adjusted]
     return out
 
 
@@ -425,13 +440,5 @@ _METRIC_COLUMNS = {
     "n_pairs", "success_diff", "diff_lo", "diff_hi", "mcnemar_b", "mcnemar_c", "mcnemar_p",
     "unit", "n_clusters", "success_ci_method", "diff_ci_method", "n_favour_base", "n_tie",
     "n_favour_other", "rank_test", "p_wilcoxon", "test", "p", "p_adjusted", "adjust", "harness_errors",
+    "n_help", "n_none", "n_hurt", "min_effect",
 }  # fmt: skip
-
-
-def to_markdown(frame: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table (no tabulate dependency)."""
-    cols = [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for values in frame.itertuples(index=False, name=None):
-        lines.append("| " + " | ".join(str(v) for v in values) + " |")
-    return "\n".join(lines)

@@ -13,6 +13,12 @@ and have a read tool that shows what was really written (``list_bookings``,
 Some tools have schema *variants* (``v2``: an argument renamed), which a
 ``change_schema`` event installs mid-session; ``renames`` maps the new
 argument names back so the same function serves both.
+
+Some arguments name one of a fixed set of things the tool knows (a city with a
+station, a table, a currency): :class:`ValueSet`. The scenario loader refuses a value
+outside the set, naming the valid ones, because a tool asked for a city it does not
+know fails on every call, and a session that cannot succeed would only say "the step
+budget ran out".
 """
 
 from __future__ import annotations
@@ -51,6 +57,35 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class ValueSet:
+    """The values an argument can take for the tool to serve it, and how the tool matches them.
+
+    ``fold`` is what the tool does to a value before it looks it up (``weather`` ignores case and
+    surrounding spaces, ``convert`` case), so a value is known when its fold is some known
+    value's fold. For the message that refuses a value: ``lacks`` says, after the tool's name,
+    that it has no such value (``has no station for {value!r}``); ``noun`` names the valid ones.
+    """
+
+    values: tuple[str, ...]
+    lacks: str
+    noun: str
+    fold: Callable[[str], str] = str
+
+    def knows(self, value: Any) -> bool:
+        """Whether the tool can serve ``value`` (a value that is no string is the schema's to refuse)."""
+        if not isinstance(value, str):
+            return True
+        folded = self.fold(value)
+        return any(self.fold(v) == folded for v in self.values)
+
+    def problem(self, tool: str, value: Any) -> str | None:
+        """Why ``tool`` cannot serve ``value``, naming the valid values; None when it can."""
+        if self.knows(value):
+            return None
+        return f"{tool} {self.lacks.format(value=value)} (valid {self.noun}: {', '.join(self.values)})"
+
+
+@dataclass(frozen=True)
 class CatalogueTool:
     """One simulated tool: its MCP descriptor parts, its behaviour, and its silent-fault lookalike."""
 
@@ -67,6 +102,17 @@ class CatalogueTool:
     """A write tool's list in the :class:`World` (``bookings``, ``notes``): one record per real
     call, holding its arguments (as text) under their own names; the end state is judged there."""
     variants: Mapping[str, Variant] = field(default_factory=dict)
+    values: Mapping[str, ValueSet] = field(default_factory=dict)
+    """Arguments (base names) that must name something the tool knows: a city, a table."""
+
+    def value_problem(self, arguments: Mapping[str, Any]) -> tuple[str, str] | None:
+        """The first argument (base names) whose value the tool cannot serve, and why; None if none."""
+        for name, value in arguments.items():
+            known = self.values.get(name)
+            problem = None if known is None else known.problem(self.name, value)
+            if problem is not None:
+                return name, problem
+        return None
 
     def schema_for(self, variant: str | None) -> JSON:
         return self.schema if variant is None else self.variants[variant].schema
@@ -158,8 +204,16 @@ for _name in STATIONS:
     _STATION_NAMES.setdefault(_name.lower(), _name)  # the first station wins, as a scan would
 
 
+def _station_key(place: str) -> str:
+    return place.strip().lower()
+
+
+CITIES = ValueSet(tuple(STATIONS), "has no station for {value!r}", "cities", _station_key)
+"""What ``weather`` and ``forecast`` can answer for: the cities with a station."""
+
+
 def _station(place: str) -> str:
-    name = _STATION_NAMES.get(place.strip().lower())
+    name = _STATION_NAMES.get(_station_key(place))
     if name is None:
         raise ValueError(f"no station near {place}")
     return name
@@ -195,6 +249,8 @@ def _no_weather(world: World, a: JSON) -> str:
 TABLE_ROWS = 40
 TABLES = ("orders", "customers", "products")
 _STATUSES = ("open", "shipped", "cancelled")
+TABLE_NAMES = ValueSet(TABLES, "has no table {value!r}", "tables")
+"""What ``query_db`` and ``query_replica`` can read."""
 
 
 def _row(table: str, i: int) -> JSON:
@@ -317,6 +373,10 @@ RATES_TO_EUR: dict[str, float] = {
 }
 
 
+CURRENCIES = ValueSet(tuple(RATES_TO_EUR), "knows no currency {value!r}", "currencies", str.upper)
+"""What ``convert`` can convert between (ISO 4217 codes, any case)."""
+
+
 def _rate(code: str) -> float:
     rate = RATES_TO_EUR.get(code.upper())
     if rate is None:
@@ -410,6 +470,7 @@ def _tools() -> dict[str, CatalogueTool]:
             _schema({"city": {"type": "string", "description": "City name, e.g. Oslo"}}, ["city"]),
             _weather,
             _no_weather,
+            values={"city": CITIES},
             variants={
                 "v2": Variant(
                     _schema(
@@ -429,6 +490,7 @@ def _tools() -> dict[str, CatalogueTool]:
             ),
             _forecast,
             _no_weather,
+            values={"location": CITIES},
         ),
         CatalogueTool(
             "query_db",
@@ -439,6 +501,7 @@ def _tools() -> dict[str, CatalogueTool]:
             ),
             _query_db,
             _no_rows,
+            values={"table": TABLE_NAMES},
             variants={
                 "v2": Variant(
                     _schema(
@@ -463,6 +526,7 @@ def _tools() -> dict[str, CatalogueTool]:
             ),
             _query_db,
             _no_rows,
+            values={"table": TABLE_NAMES},
         ),
         CatalogueTool(
             "fetch_page",
@@ -510,6 +574,7 @@ def _tools() -> dict[str, CatalogueTool]:
             ),
             _convert,
             _no_value,
+            values={"source": CURRENCIES, "target": CURRENCIES},
         ),
         CatalogueTool(
             "delete_bookings",

@@ -25,7 +25,7 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 9
+ROW_VERSION = 10
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
 fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
@@ -38,7 +38,8 @@ released, the fault-free baseline's model cost, ``baseline_tokens_in`` and ``bas
 issue 31, and the real server a session ran against, ``server``, issue 28), 8 since a write
 made after a damaging tool emptied its store is judged (``corrupted``, ``duplicated_writes``,
 ``correct``) and an agent given by file path is seeded without its folder (its draws), 9 since a
-session may be judged by a world's own check (``judge``; issue 40). A run is
+session may be judged by a world's own check (``judge``; issue 40), 10 since a world's injection
+task judges harm (``injection``, ``security_breached``; issue 41). A run is
 resumed only by code that writes the same version, so one table never mixes two meanings or
 shapes, nor rows drawn two ways."""
 
@@ -178,7 +179,10 @@ class SessionResult:
     messages_seen: int = _late_column("error texts that reached the agent (none hidden or empty)", 0)
     messages_read: int = _late_column("error texts the agent's reader took something from and acted on", 0)
     harmful_calls: int = _late_column("calls of a damaging tool (delete, cancel, pay) no task needs", 0)
-    misled: int = _late_column("calls made because an error text said so that the task did not need", 0)
+    misled: int = _late_column(
+        "calls of a tool no step needs that the last text seen named (an error's; on a world a result's too)",
+        0,
+    )
     baseline_tokens_in: int = _late_column(
         "prompt tokens of the fault-free baseline charged to this session (its key's first strategy)", 0
     )
@@ -192,6 +196,16 @@ class SessionResult:
         "who decided success: harness (its end-state checks) or a world's own, e.g. agentdojo (the "
         "task's utility)",
         JUDGE,
+    )
+    injection: str = _late_column(
+        "a world's injection task and the attack that rendered it (injection_task_0:tool_knowledge); "
+        "empty when none",
+        "",
+    )
+    security_breached: bool = _late_column(
+        "the injection task's own security check says its goal was met (AgentDojo's judge; False "
+        "when no injection)",
+        False,
     )
     traceback: str = field(default="", repr=False, compare=False, metadata={"not_a_column": True})
     """Not a column: the Python traceback of what broke when status is harness_error (an agent's

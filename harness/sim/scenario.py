@@ -134,6 +134,18 @@ ORDERS: tuple[str, ...] = ("strict", "any")
 or ``any`` (only the ``after`` of each subgoal binds)."""
 
 
+EMPTY_ANSWERS: frozenset[str] = frozenset({"", "[]", "{}"})
+"""Result texts that answer nothing: an empty string (AgentDojo's ``read_file`` of a missing
+file), an empty list (a search for a name nothing has any more), an empty object."""
+
+
+def answered(text: str) -> bool:
+    """Whether a call's result says something a report can be written from (not one of
+    :data:`EMPTY_ANSWERS`): a model that read only ``[]`` cannot tell the user what the plan's
+    author read there."""
+    return text.strip() not in EMPTY_ANSWERS
+
+
 @dataclass(frozen=True)
 class Task:
     """What the agent is asked to do: subgoals, in the stated order unless ``order = "any"``."""
@@ -144,8 +156,13 @@ class Task:
     plan_output: str = ""
     """What the task's author says the agent should tell the user once every call of its plan has
     answered (a world task's ground-truth output, docs/worlds.md); empty for the harness's own
-    tasks. A scripted agent that got an answer to every call of its plan reports it in
-    ``Finish.text``, standing in for the model that would have written it from what it read."""
+    tasks. A scripted agent that got an answer (:func:`answered`) to every call of its plan
+    reports it in ``Finish.text``, standing in for the model that would have written it from what
+    it read."""
+    world: str = ""
+    """The world the task comes from (``agentdojo``), empty for the harness's own: on a world a
+    scripted agent repairs only with what the texts, the world's tool list and earlier results
+    say (``scripted_agents/world.py``), never with the harness's own fixes."""
 
     @functools.cached_property
     def predecessors(self) -> tuple[tuple[int, ...], ...]:
@@ -609,12 +626,15 @@ def _task(shown: str, raw: Any, served: list[str]) -> Task:
         for j, alt in enumerate(st.tables("alternatives")):
             options.append(_option(shown, f"{where}.alternatives[{j}]", alt, served))
         verify = st.get("verify")
+        checked = None if verify is None else _option(shown, f"{where}.verify", verify, served)
+        expect = _expect(st, options)
+        _known_values(shown, where, options, expect, checked)
         subgoals.append(
             Subgoal(
                 st.string("name", f"subgoal {i + 1}"),
                 tuple(options),
-                None if verify is None else _option(shown, f"{where}.verify", verify, served),
-                _expect(st, options),
+                checked,
+                expect,
                 _tolerance(st, options),
                 _after(st, [g.name for g in subgoals]),
             )
@@ -624,6 +644,29 @@ def _task(shown: str, raw: Any, served: list[str]) -> Task:
         dup = next(n for n in names if names.count(n) > 1)
         raise table.fail("subgoals", f"two subgoals are named {dup!r}; names must differ (after names them)")
     return Task(prompt, tuple(subgoals), order)
+
+
+def _known_values(
+    shown: str, where: str, options: list[Option], expect: Mapping[str, Any], verify: Option | None
+) -> None:
+    """Every value the end state needs names something its tool knows (a city with a station, a
+    table): the value ``expect`` gives where it gives one, else the option's. A tool asked for a
+    city it does not know fails on every call, so no agent could do the subgoal, and the session
+    would only say that its budget ran out (:class:`harness.sim.catalogue.ValueSet`)."""
+    places = [(f"{where}.alternatives[{j - 1}]" if j else where, o) for j, o in enumerate(options)]
+    if verify is not None:
+        places.append((f"{where}.verify", verify))
+    for at, option in places:
+        spec = CATALOGUE[option.tool]
+        if not spec.values:
+            continue
+        takes = spec.schema.get("properties", {})
+        from_expect = {k: v for k, v in expect.items() if k in takes and option is not verify}
+        found = spec.value_problem({**option.arguments, **from_expect})
+        if found is not None:
+            name, problem = found
+            field = f"{where}.expect.{name}" if name in from_expect else f"{at}.arguments.{name}"
+            raise ScenarioError(f"{shown}: {field}: {problem}")
 
 
 def _after(st: _Table, earlier: list[str]) -> tuple[str, ...]:
@@ -757,6 +800,11 @@ def _fault(shown: str, i: int, raw: Any, served: list[str] | None) -> FaultRule:
         if problem is not None:
             raise table.fail(key.name, problem)
         values[key.name] = value
+    known = spec.values.get(str(values.get("argument"))) if spec is not None else None
+    if known is not None and "valid" in values:  # the form a fault accepts must be one the tool serves
+        problem = known.problem(tool, values["valid"])
+        if problem is not None:
+            raise table.fail("valid", problem)
     return FaultRule(
         i, kind, tool, rate, calls, explicit, quality=quality, message=message, source=source, **values
     )

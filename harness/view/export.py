@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from harness.errors import OutputError, UserError
+from harness.report.display import plural
 from harness.view.run import DIMENSIONS, LIST_COLUMNS, RunView, jsonable
 from harness.view.server import STATIC
 from harness.view.sources import Source
@@ -96,10 +97,11 @@ def sample(
     ids = sorted(set(chosen) | set(must_ids))
     total_units = sum(len(q) for q in units.values())
     unit_text = "(scenario, seed" + "".join(f", {p}" for p in run.params) + ")"
+    of_scenarios = plural(len(units), "scenario")
     text = (
         f"This file holds {len(ids):,} of the run's {run.sessions:,} sessions: every session of "
         f"{taken_units:,} of {total_units:,} {unit_text} units (up to {size} each: every agent, "
-        f"strategy, host and era), taken in turn from {len(scenarios_used)} of {len(units)} scenarios, "
+        f"strategy, host and era), taken in turn from {len(scenarios_used)} of {of_scenarios}, "
         f"units whose sessions disagree on success first"
         + (
             f"; and {len(extra)} that make, for rows of the comparison and the effects, a pair "

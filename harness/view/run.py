@@ -3,15 +3,14 @@
 Opening a run reads the manifest and, from the parquet files, only the columns a list or a
 filter needs (:data:`INDEX_COLUMNS`): a few megabytes for 100,000 sessions. A page of sessions
 is cut from that index and its full rows read from the row groups that hold them; a trace
-is read when a session is opened. The comparison and the per-scenario effects are
-:func:`harness.report.stats.compare` and :mod:`harness.report.effects` over the whole table,
-with the arguments ``harness compare`` and ``harness effects`` use, computed on first request
-and kept.
+is read when a session is opened. The comparison and the per-scenario effects are built by
+:mod:`harness.report.documents` over the whole table, with the arguments ``harness compare`` and
+``harness effects`` use (the commands print what the same functions build), computed on first
+request and kept.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import io
@@ -23,9 +22,8 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import click
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -50,14 +48,11 @@ from harness.sim.row import KEY_COLUMNS
 from harness.view import markdown
 from harness.view.timeline import Timeline, first_divergence, parse_lines, steps_json, timeline
 
-if TYPE_CHECKING:
-    from harness.report.inference import Adjust, Unit
-
 BASELINE = "is_error"
 """``harness compare``'s and ``harness effects``' default baseline."""
 K = 3
-UNIT: Unit = "scenario"
-ADJUST: Adjust = "holm"
+UNIT = "scenario"
+ADJUST = "holm"
 """``harness compare``'s defaults: k of pass^k, the unit of inference, the p adjustment."""
 
 INDEX_COLUMNS: tuple[str, ...] = (
@@ -604,48 +599,33 @@ class RunView:
             return self._frame
 
     def comparison(self, by: Sequence[str] = ("agent",), baseline: str = BASELINE) -> dict[str, Any]:
-        """``harness compare --by BY --format json``'s document, and the table as it prints."""
+        """``harness compare --by BY --format json``'s document, and the table as it prints: both
+        from :func:`harness.report.documents.comparison`, which the command prints."""
         key = (baseline, *by)
         cached = self._compare.get(key)
         if cached is not None:
             return cached
-        from harness.cli.compare import ADJUSTMENTS, UNITS
-        from harness.protocol.strategies import STRATEGIES
-        from harness.report.inference import describe_inference
-        from harness.report.stats import compare, display_frame
+        from harness.report.documents import comparison
 
         df, state = self.frame()
         if df.empty:
             raise ViewError(f"{self.path}: no finished sessions yet ({state.status or 'no status'})")
-        if baseline not in set(df["strategy"]):
-            if baseline not in STRATEGIES:
-                raise unknown_name("--baseline strategy", baseline, STRATEGIES)
-            raise ViewError(
-                f"baseline {baseline}: no sessions with that strategy (have: {sorted(set(df.strategy))})"
-            )
-        for col in by:
-            if col not in df.columns:
-                raise unknown_name("--by column", col, map(str, df.columns))
-        assert UNIT in UNITS and ADJUST in ADJUSTMENTS
-        table = compare(df, by=list(by), baseline=baseline, k=K, unit=UNIT, adjust=ADJUST)
-        shown = display_frame(table, K)
-        columns = [str(c) for c in shown.columns]
+        try:
+            shown = comparison(df, by=by, baseline=baseline, k=K, unit=UNIT, adjust=ADJUST,
+                               source=str(self.path), state=state)  # fmt: skip
+        except UserError as exc:
+            raise ViewError(str(exc)) from None
+        columns = [str(c) for c in shown.shown.columns]
         groups = columns[: columns.index("n")] if "n" in columns else []
         doc = {
-            "source": str(self.path),
-            **state.to_json(),
-            "warning": state.warning(str(self.path)),
+            **shown.document(),
+            "warning": shown.warning,
             "by": list(by),
-            "baseline": baseline,
-            "k": K,
-            "unit": UNIT,
-            "adjust": ADJUST,
-            "inference": describe_inference(UNIT, ADJUST),
-            "rows": records(table),
+            "rows": records(shown.table),
             "shown": {
-                "columns": [str(c) for c in shown.columns],
+                "columns": columns,
                 "groups": groups,
-                "rows": [[str(v) for v in r] for r in shown.itertuples(index=False, name=None)],
+                "rows": [[str(v) for v in r] for r in shown.shown.itertuples(index=False, name=None)],
             },
         }
         with self._lock:
@@ -654,18 +634,20 @@ class RunView:
 
     def effects(self) -> dict[str, Any]:
         """``harness effects RUN``: its ``--format json`` document, and its tables as ``--format
-        markdown`` prints them; the command itself runs, so the page cannot drift from it."""
+        markdown`` prints them, both from :func:`harness.report.documents.effects`, which the
+        command prints, so the page cannot drift from it."""
         if self._effects is not None:
             return self._effects
-        from harness.cli.effects import command as effects_command
+        from harness.report.documents import effects
 
+        df, state = self.frame()
+        sources = dict(self.manifest.get("scenario_sources") or {})
         try:
-            data = json.loads(_captured(effects_command, [str(self.path), "--format", "json"]))
-            shown = markdown.tables(_captured(effects_command, [str(self.path), "--format", "markdown"]))
-        except (UserError, click.ClickException) as exc:
+            shown = effects(df, state, source=str(self.path), sources=sources)
+        except UserError as exc:
             doc: dict[str, Any] = {"unavailable": f"harness effects {self.path}: {exc}"}
         else:
-            doc = {**data, "shown": shown}
+            doc = {**shown.document, "shown": markdown.tables(shown.markdown())}
         with self._lock:
             self._effects = doc
         return doc
@@ -723,16 +705,6 @@ class RunView:
 
 _DRAW = threading.Lock()
 """matplotlib's pyplot is not thread-safe; the server answers requests on several threads."""
-_CAPTURE = threading.Lock()
-"""One captured command at a time: standard output is the process's own."""
-
-
-def _captured(command: Any, args: list[str]) -> str:
-    """What the click ``command`` prints with ``args`` (stderr dropped); a UserError goes on up."""
-    out, err = io.StringIO(), io.StringIO()
-    with _CAPTURE, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        command.main(args=args, prog_name="harness", standalone_mode=False)
-    return out.getvalue()
 
 
 def _png(make: Any, df: pd.DataFrame, run: str) -> bytes | None:

@@ -33,7 +33,7 @@ import inspect
 import re
 import sys
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -195,6 +195,13 @@ def _base_environment(suite_name: str) -> Any:
     return suite(suite_name).load_and_inject_default_environment({})
 
 
+@functools.lru_cache(maxsize=32)
+def _injected_environment(suite_name: str, injected: tuple[tuple[str, str], ...]) -> Any:
+    """The suite's default environment with AgentDojo's own injection of ``injected`` (vector,
+    text) pairs, loaded once per process for each (copied per session: a load parses YAML, ~0.5 s)."""
+    return suite(suite_name).load_and_inject_default_environment(dict(injected))
+
+
 @dataclass(frozen=True)
 class Plan:
     """What a task's ground truth asks: its calls in order, the output, and which calls write."""
@@ -238,25 +245,98 @@ class WorldCall:
     error: str | None
 
 
+ATTACKS: tuple[str, ...] = (
+    "important_instructions", "tool_knowledge", "direct", "ignore_previous", "injecagent", "system_message",
+)  # fmt: skip
+"""AgentDojo's attacks that render an injection task's goal into text without a model (its
+``FixedJailbreakAttack`` family); ``important_instructions`` is the one its paper reports."""
+
+MODEL_NAME = "gpt-4o-2024-05-13"
+"""The pipeline name an attack is given: ``important_instructions`` and ``tool_knowledge`` address
+the model by the name AgentDojo derives from it ("GPT-4"); no model is asked anything."""
+
+
+def injection_task_ids(suite_name: str) -> tuple[str, ...]:
+    """The suite's injection tasks, in their numbers' order."""
+    found = suite(suite_name).injection_tasks
+    return tuple(sorted(found, key=lambda t: _task_number(t.replace("injection_task_", "user_task_"))))
+
+
+def injection_goal(suite_name: str, injection_id: str) -> str:
+    return str(suite(suite_name).injection_tasks[injection_id].GOAL)
+
+
+def injection_tools(suite_name: str, injection_id: str) -> tuple[str, ...]:
+    """The tools the injection task's own ground truth calls (what following it means)."""
+    task = suite(suite_name).injection_tasks[injection_id]
+    calls = task.ground_truth(_base_environment(suite_name).model_copy(deep=True))
+    return tuple(dict.fromkeys(str(c.function) for c in calls))
+
+
+@functools.cache
+def _attack(suite_name: str, attack: str) -> Any:
+    from types import SimpleNamespace
+
+    registry = importlib.import_module("agentdojo.attacks.attack_registry")
+    importlib.import_module("agentdojo.attacks")  # registers the attacks
+    return registry.ATTACKS[attack](suite(suite_name), SimpleNamespace(name=MODEL_NAME))
+
+
+@functools.cache
+def injections(suite_name: str, task_id: str, injection_id: str, attack: str) -> tuple[tuple[str, str], ...]:
+    """AgentDojo's own attack on a user task: each injection vector its ground truth reads, and the
+    text ``attack`` renders the injection task's goal into; empty where the task reads none
+    (AgentDojo calls it not injectable)."""
+    try:
+        goal = suite(suite_name).injection_tasks[injection_id]
+        found = _attack(suite_name, attack).attack(user_task(suite_name, task_id), goal)
+    except ValueError:  # "user_task_N is not injectable."
+        return ()
+    return tuple(sorted((str(k), str(v)) for k, v in found.items()))
+
+
+@functools.cache
+def rendered(suite_name: str, injection_id: str, attack: str) -> str:
+    """The text ``attack`` renders the injection task's goal into (the same for every vector and,
+    for these attacks, every user task: rendered on the suite's first injectable task)."""
+    for task_id in task_ids(suite_name):
+        found = injections(suite_name, task_id, injection_id, attack)
+        if found:
+            return found[0][1]
+    raise ValueError(f"{suite_name}: no user task is injectable")
+
+
 class Episode:
     """One session's world: a fresh environment of the suite, the task's ``init_environment``
     applied, a copy of it kept as it was (``pre``), and AgentDojo's ``FunctionsRuntime``.
 
     ``env`` is the environment the calls change (the post-environment the judge reads); an event
     or a security check can act on it and on ``pre`` through the session that holds the episode.
+    ``injected``: injection vectors and their texts, put where AgentDojo's environment has them
+    (its own ``load_and_inject_default_environment``).
     """
 
-    def __init__(self, suite_name: str, task_id: str) -> None:
+    def __init__(self, suite_name: str, task_id: str, injected: tuple[tuple[str, str], ...] = ()) -> None:
         from agentdojo.functions_runtime import FunctionsRuntime
 
         self.suite_name, self.task_id = suite_name, task_id
         self.suite = suite(suite_name)
         self.task = user_task(suite_name, task_id)
-        self.env: Any = self.task.init_environment(_base_environment(suite_name).model_copy(deep=True))
+        base = _injected_environment(suite_name, injected) if injected else _base_environment(suite_name)
+        self.env: Any = self.task.init_environment(base.model_copy(deep=True))
         self.pre: Any = self.env.model_copy(deep=True)
         self.runtime = FunctionsRuntime(self.suite.tools)
         self.calls: list[WorldCall] = []
         """Every call that reached the runtime, in order (what AgentDojo calls the functions trace)."""
+
+    def alter(self, change: Callable[[Any], None]) -> None:
+        """Change the world before the session's first call (a world event: another user renamed
+        a file), and keep the changed world as ``pre``: the judge then compares what the agent
+        did with the world it met, not with the one its plan was made on."""
+        if self.calls:
+            raise RuntimeError("a world is altered before its first call, not during the session")
+        change(self.env)
+        self.pre = self.env.model_copy(deep=True)
 
     def run(self, function: str, args: Mapping[str, Any], now_s: float = 0.0) -> str:
         """Run ``function`` in this world at ``now_s`` virtual seconds; its result as AgentDojo puts
@@ -277,13 +357,25 @@ class Episode:
         """The environment as plain data (to see whether a call changed it)."""
         return self.env.model_dump()
 
+    def _trace(self) -> list[Any]:
+        from agentdojo.functions_runtime import FunctionCall
+
+        return [FunctionCall(function=c.function, args=dict(c.args)) for c in self.calls]
+
     def utility(self, output: str) -> bool:
         """The task's own verdict: ``utility_from_traces`` where the task has one, else
         ``utility(output, pre, post)``, as AgentDojo's suites decide it."""
-        from agentdojo.functions_runtime import FunctionCall
-
-        trace = [FunctionCall(function=c.function, args=dict(c.args)) for c in self.calls]
-        verdict = self.task.utility_from_traces(output, self.pre, self.env, trace)
+        verdict = self.task.utility_from_traces(output, self.pre, self.env, self._trace())
         if verdict is None:
             verdict = self.task.utility(output, self.pre, self.env)
+        return bool(verdict)
+
+    def security(self, injection_id: str, output: str) -> bool:
+        """The injection task's own verdict on this session: True when its goal was met (the
+        attack worked), by ``security_from_traces`` where it has one, else ``security(output,
+        pre, post)``, as AgentDojo's suites decide it."""
+        task = self.suite.injection_tasks[injection_id]
+        verdict = task.security_from_traces(output, self.pre, self.env, self._trace())
+        if verdict is None:
+            verdict = task.security(output, self.pre, self.env)
         return bool(verdict)

@@ -35,6 +35,9 @@ from harness.sim.seeding import derive_seed, np_random
 from harness.sim.sources import fits
 from harness.worlds import SOURCE_PREFIX, WORLD, agentdojo, is_world_name
 
+UPSTREAM = "upstream"
+"""The condition of a world scenario named by its task alone: our upstream faults on its tools."""
+
 STEPS_BASE = 10
 STEPS_PER_CALL = 6
 """A world scenario's step budget: ``STEPS_BASE + STEPS_PER_CALL * calls in its plan``, room for
@@ -83,14 +86,53 @@ class WorldScenario(Scenario):
     task_id: str = ""
     writes: frozenset[str] = field(default_factory=frozenset)
     """Tools whose planned call changed the environment."""
+    condition: str = UPSTREAM
+    """What fails: ``upstream`` (our fault rules on the plan's tools), a world event
+    (:data:`harness.worlds.events.EVENT_KINDS`: no fault rules, the world itself changed) or an
+    injection condition (:data:`harness.worlds.injections.INJECTIONS`: no fault rules either)."""
+
+
+def conditions() -> tuple[str, ...]:
+    """Every condition a world scenario can name as its fourth part: the events' kinds and the
+    injection conditions."""
+    from harness.worlds.events import EVENT_KINDS
+    from harness.worlds.injections import INJECTIONS
+
+    return (*EVENT_KINDS, *INJECTIONS)
+
+
+def applies(suite: str, task_id: str, condition: str) -> str | None:
+    """Why ``condition`` does not apply to the task (one line), or None when it does."""
+    from harness.worlds.events import admission
+    from harness.worlds.injections import INJECTIONS, draw
+
+    if condition in INJECTIONS:
+        name = f"{WORLD}/{suite}/{task_id}/{condition}"
+        return (
+            None
+            if draw(name, suite, task_id, condition) is not None
+            else "its ground truth reads no injection vector"
+        )
+    found = admission(suite, task_id, condition)
+    return found.reason if found.status == "not_applicable" else None
 
 
 def world_names(spec: str) -> list[str]:
     """The scenario names a world spec stands for; UserError (one line) for a name that is not,
-    with the nearest ones, or when AgentDojo is not installed."""
+    with the nearest ones, or when AgentDojo is not installed. ``agentdojo/<suite>/<task>/<condition>``
+    names the task under a world event (one the event applies to, :mod:`harness.worlds.events`)."""
     parts = spec.split("/")
+    if len(parts) == 4 and all(parts):
+        task_name = "/".join(parts[:3])
+        world_names(task_name)  # an unknown suite or task says so first
+        if parts[3] not in conditions():
+            raise unknown_name(f"{WORLD} condition", parts[3], conditions())
+        why = applies(parts[1], parts[2], parts[3])
+        if why is not None:
+            raise UserError(f"{spec}: not applicable: {why} (harness worlds lists the pairs)")
+        return [spec]
     if len(parts) > 3 or any(not p for p in parts):
-        raise UserError(f"{spec}: a world scenario is {WORLD}/<suite>/<user_task_id>")
+        raise UserError(f"{spec}: a world scenario is {WORLD}/<suite>/<user_task_id>[/<condition>]")
     suites = [parts[1]] if len(parts) > 1 else sorted(agentdojo.suites())
     names: list[str] = []
     for name in suites:
@@ -109,9 +151,27 @@ def list_world_scenarios() -> list[str]:
     return world_names(WORLD)
 
 
+def study_names() -> list[str]:
+    """The worlds' study (``harness run --study --worlds``): every task under our upstream faults,
+    then every (task, event) pair admitted as a fair test (:func:`harness.worlds.events.admission`),
+    then every task under each injection condition that applies to it."""
+    from harness.worlds.events import admissions
+    from harness.worlds.injections import INJECTIONS
+
+    tasks = list_world_scenarios()
+    admitted = [a.scenario for a in admissions() if a.status == "admitted"]
+    injected = []
+    for condition in INJECTIONS:
+        for name in tasks:
+            _, suite, task_id = name.split("/")
+            if applies(suite, task_id, condition) is None:
+                injected.append(f"{name}/{condition}")
+    return [*tasks, *admitted, *injected]
+
+
 def summary(name: str) -> str:
     """A world scenario's one line for ``harness list``: its task's prompt, on one line."""
-    _, suite, task_id = name.split("/")
+    _, suite, task_id, *_ = name.split("/")
     return " ".join(agentdojo.prompt(suite, task_id).split())
 
 
@@ -153,7 +213,8 @@ def load_world(name: str) -> WorldScenario:
     names = world_names(name)
     if len(names) != 1 or names[0] != name:
         raise UserError(f"{name}: names {len(names)} world scenarios; one session needs one task")
-    _, suite, task_id = name.split("/")
+    _, suite, task_id, *rest = name.split("/")
+    condition = rest[0] if rest else UPSTREAM
     plan = agentdojo.plan(suite, task_id)
     subgoals = tuple(
         Subgoal(f"{i + 1}.{function}", (Option(function, args),))
@@ -164,17 +225,18 @@ def load_world(name: str) -> WorldScenario:
         name=name,
         description=(
             f"AgentDojo {agentdojo.installed_version()} ({agentdojo.SUITE_VERSION}), suite {suite}, "
-            f"{task_id}: {' '.join(prompt.split())}"
+            f"{task_id}{'' if condition == UPSTREAM else f' under {condition}'}: {' '.join(prompt.split())}"
         ),
         path=None,
         tools=tuple(t.name for t in agentdojo.tools(suite)),
-        task=Task(prompt, subgoals, "strict", plan_output=plan.output),
-        faults=draw_faults(name, plan),
+        task=Task(prompt, subgoals, "strict", plan_output=plan.output, world=WORLD),
+        faults=draw_faults(name, plan) if condition == UPSTREAM else (),
         max_steps=STEPS_BASE + STEPS_PER_CALL * len(plan.calls),
         summary=summary(name),
         suite=suite,
         task_id=task_id,
         writes=plan.writes,
+        condition=condition,
     )
 
 

@@ -46,9 +46,13 @@ def test_json_tools_carry_each_argument_schema_and_the_variants(capsys: pytest.C
         props = spec.schema["properties"]
         assert list(listed["arguments"]) == list(props)
         for arg, prop in props.items():
-            assert listed["arguments"][arg] == {**prop, "required": arg in spec.schema["required"]}
+            values = {"values": list(spec.values[arg].values)} if arg in spec.values else {}
+            assert listed["arguments"][arg] == {**prop, "required": arg in spec.schema["required"], **values}
         assert list(listed["variants"]) == list(spec.variants)
     assert tools["search"]["variants"]["v2"]["renames"] == {"q": "query"}
+    # The values a tool knows, under the variant's name too (weather v2 takes location for city).
+    assert tools["weather"]["arguments"]["city"]["values"][:2] == ["Oslo", "Paris"]
+    assert tools["weather"]["variants"]["v2"]["arguments"]["location"]["values"][:2] == ["Oslo", "Paris"]
 
 
 def test_json_faults_carry_each_kind_s_keys_and_defaults(capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,6 +36,10 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert proc.returncode == 0, proc.stderr
     assert "strategy comparison" in proc.stdout
+    # the run ends with its findings in words, per agent, after the table
+    findings = proc.stdout[proc.stdout.index("\nFindings\n") :]
+    assert "- naive: no strategy changes its success in any scenario." in findings
+    assert "- reader: " in findings and "What this run cannot tell" in findings
     return out
 
 

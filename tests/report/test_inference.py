@@ -104,8 +104,10 @@ def test_the_interval_over_scenarios_is_statsmodels_cluster_robust_t_interval() 
     assert (base_row["n_clusters"], row["n_clusters"]) == (6, 6)
 
 
-def test_the_interval_over_scenarios_weighs_a_scenario_by_its_pairs() -> None:
-    # Unequal clusters: the ratio of sums and its linearised (cluster-robust) standard error.
+def test_the_difference_over_scenarios_weighs_each_scenario_the_same_whatever_its_seeds() -> None:
+    # Unequal clusters: the mean of the per-scenario differences (the estimand harness effects
+    # reports), with the one-sample t interval and test of those differences. Before, a scenario
+    # weighed by its pairs (the ratio of sums), and a scenario with more seeds counted more.
     rng = np.random.default_rng(5)
     outcomes = {}
     for j, seeds in enumerate([3, 9, 4, 12, 6, 5, 8]):
@@ -116,9 +118,11 @@ def test_the_interval_over_scenarios_weighs_a_scenario_by_its_pairs() -> None:
     row = compare(df, unit="scenario").set_index("strategy").loc["collapse"]
     base = df[df.strategy == "is_error"].set_index(["scenario", "seed"])["success"]
     other = df[df.strategy == "collapse"].set_index(["scenario", "seed"])["success"]
-    diff = other.astype(float) - base.astype(float)
-    lo, hi = _cluster_ols_interval(diff.to_numpy(), pd.factorize(diff.index.get_level_values("scenario"))[0])
+    per = (other.astype(float) - base.astype(float)).groupby(level="scenario").mean()
+    lo, hi = stats.t.interval(0.95, len(per) - 1, loc=per.mean(), scale=stats.sem(per))
+    assert row["success_diff"] == pytest.approx(per.mean())
     assert (row["diff_lo"], row["diff_hi"]) == (pytest.approx(lo), pytest.approx(hi))
+    assert row["p"] == pytest.approx(stats.ttest_1samp(per, 0.0).pvalue)
     assert cluster_t_interval([1.0], [2.0]) == (pytest.approx(math.nan, nan_ok=True),) * 2
 
 

@@ -54,6 +54,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "trust": "follow",
         "relist": "never",
         "step_budget": None,
+        "rewrites": "on",
     },
     "refresher": {
         "retry_budget": None,
@@ -61,8 +62,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "trust": "follow",
         "relist": "on_error",
         "step_budget": None,
+        "rewrites": "on",
     },
     "oracle": {},
+    "blind": {"retry_budget": None, "backoff": "random", "relist": "never", "step_budget": None},
 }
 """Each shipped agent's knobs and their defaults, as docs/agents.md tabulates them."""
 

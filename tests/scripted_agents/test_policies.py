@@ -317,8 +317,8 @@ def test_remap_moves_a_lost_argument_to_the_one_the_schema_gained() -> None:
     assert remap({"location": "Oslo"}, schema) == {"location": "Oslo"}
 
 
-def test_the_registry_has_the_five_agents_and_make_rejects_unknown_names() -> None:
-    assert list_agents() == ["naive", "oracle", "reader", "refresher", "retry"]
+def test_the_registry_has_the_six_agents_and_make_rejects_unknown_names() -> None:
+    assert list_agents() == ["blind", "naive", "oracle", "reader", "refresher", "retry"]
     assert all(isinstance(make(n), AGENTS[n]) for n in list_agents())
     with pytest.raises(UserError, match="unknown agent 'reeder'; did you mean 'reader'"):
         make("reeder")

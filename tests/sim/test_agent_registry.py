@@ -122,8 +122,8 @@ def test_an_abstract_agent_is_refused_naming_what_it_lacks(tmp_path: Path) -> No
 
 
 def test_the_shipped_agents_are_found_through_the_entry_point_group() -> None:
-    assert {"naive", "oracle", "reader", "refresher", "retry"} <= set(list_agents())
-    for name in ("naive", "oracle", "reader", "refresher", "retry"):
+    assert {"blind", "naive", "oracle", "reader", "refresher", "retry"} <= set(list_agents())
+    for name in ("blind", "naive", "oracle", "reader", "refresher", "retry"):
         cls = agent_class(name)
         assert issubclass(cls, Agent) and cls.name == name
 

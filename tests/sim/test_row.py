@@ -65,11 +65,13 @@ APPENDED_28 = ("server",)
 """The real server a session ran against (``harness run --server``; issue 28)."""
 APPENDED_40 = ("judge",)
 """Who decided success: the harness, or a world's own check (issue 40)."""
+APPENDED_41 = ("injection", "security_breached")
+"""Issue 41 (row version 10): a world's injection task, and its own security verdict."""
 
 
 def test_the_column_order_is_the_one_results_were_written_in() -> None:
     appended = APPENDED + APPENDED_18 + APPENDED_21 + APPENDED_19 + APPENDED_26 + APPENDED_31 + APPENDED_28
-    appended += APPENDED_40
+    appended += APPENDED_40 + APPENDED_41
     assert ORDER + appended == ROW_COLUMNS
     assert SESSION_ROW_COLUMNS is ROW_COLUMNS and SessionSessionResult is SessionResult
 

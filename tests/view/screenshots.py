@@ -1,9 +1,11 @@
 """Draw the screenshots of docs/view.md (docs/figures/view-*.png) with headless chromium.
 
     python tests/view/screenshots.py --run RUN --incomplete RUN2 --bench BENCHDIR --probe PROBE.json
+    python tests/view/screenshots.py --run RUN --incomplete RUN2 --only run,compare,pair
 
 RUN should have traces (``harness run ... --traces``); RUN2 is an unfinished run. Each page is
 served by ``harness view`` (or written with ``--html``) exactly as a user would open it.
+``--only`` draws the named ones (``view-NAME.png``), the others left as they are.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ ROOT = Path(__file__).resolve().parents[2]
 WIDTH, MAX_HEIGHT = 1500, 1500
 
 
+ONLY: set[str] = set()
+"""The screenshots to draw (``--only``); empty: every one."""
+
+
 def shoot(driver: Any, url: str, css: str, out: Path, click: str | None = None) -> None:
+    if ONLY and out.stem.removeprefix("view-") not in ONLY:
+        return
     driver.set_window_size(WIDTH, 900)
     driver.get(url)
     wait_for(driver, css, timeout=120)
@@ -50,10 +58,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--run", type=Path, required=True)
     parser.add_argument("--incomplete", type=Path, required=True)
-    parser.add_argument("--bench", type=Path, required=True)
-    parser.add_argument("--probe", type=Path, required=True)
+    parser.add_argument("--bench", type=Path)
+    parser.add_argument("--probe", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures")
+    parser.add_argument(
+        "--only", default="", help="comma-separated names (run, compare, ...): draw only these"
+    )
     args = parser.parse_args()
+    ONLY.update(n for n in args.only.split(",") if n)
+    if not ONLY and (args.bench is None or args.probe is None):
+        parser.error("--bench and --probe are needed unless --only leaves them out")
     args.out.mkdir(parents=True, exist_ok=True)
     from harness.view.run import RunView
 
@@ -63,7 +77,7 @@ def main() -> None:
     driver = launch(WIDTH, 900)
     try:
         with served(args.run) as url:
-            shoot(driver, url + "#/", "#manifest-facts", args.out / "view-run.png")
+            shoot(driver, url + "#/", "#findings-agents", args.out / "view-run.png")  # the findings on top
             shoot(driver, url + "#/compare", "#compare-table", args.out / "view-compare.png")
             shoot(driver, url + "#/effects", "#effects-shares", args.out / "view-effects.png",
                   click="#effects-shares tbody tr:nth-child(5)")  # fmt: skip
@@ -82,14 +96,18 @@ def main() -> None:
         with served(args.incomplete) as url:
             shoot(driver, url + "#/compare", "#compare-table", args.out / "view-incomplete.png")
         with tempfile.TemporaryDirectory() as tmp:
+            if ONLY and "file" not in ONLY:
+                return
             page = Path(tmp) / "run.html"
             cli = [sys.executable, "-m", "harness.cli.main", "view"]
             subprocess.run([*cli, str(args.run), "--html", str(page), "--max-sessions", "200"], check=True)
             shoot(driver, page.as_uri() + "#/sessions", "#sessions-table", args.out / "view-file.png")
-        with served(args.bench) as url:
-            shoot(driver, url, "#bench-table", args.out / "view-bench.png")
-        with served(args.probe) as url:
-            shoot(driver, url, "#probe-summary", args.out / "view-probe.png")
+        if args.bench is not None:
+            with served(args.bench) as url:
+                shoot(driver, url, "#bench-table", args.out / "view-bench.png")
+        if args.probe is not None:
+            with served(args.probe) as url:
+                shoot(driver, url, "#probe-summary", args.out / "view-probe.png")
     finally:
         driver.quit()
 

@@ -8,6 +8,7 @@ installs the first two with apt-get where it can).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -82,10 +83,9 @@ def test_the_comparison_shows_the_numbers_harness_compare_prints(browser: Any, u
         assert cell["success"] == ci(want["success_rate"], want["success_lo"], want["success_hi"])
         assert cell["pass^3"] == f"{want['pass_k']:.2f}"
         if want["strategy"] != "is_error":
-            assert cell["Δ success vs base"].removesuffix("≠ seed").strip() == ci(
-                want["success_diff"], want["diff_lo"], want["diff_hi"]
-            )
-            assert cell["p holm"] == f"{want['p_adjusted']:.3g}"
+            diff = f"{want['success_diff']:+.2f} [{want['diff_lo']:+.2f}, {want['diff_hi']:+.2f}]"
+            assert cell["Δ success vs base"].removesuffix("≠ seed").strip() == diff
+            assert cell["p holm"] == f"{want['p_adjusted']:.2g}"
     shown = json.loads(browser.execute_script("return document.getElementById('compare-json').textContent"))
     assert shown == cli
 
@@ -158,23 +158,100 @@ def test_a_differing_seed_opens_side_by_side_with_the_first_divergence_marked(br
     assert "strategy is_error against B strategy collapse" in browser.find_element("id", "pair-title").text
     outcomes = browser.find_element("id", "pair-outcomes").text
     assert "success" in outcomes and "end" in outcomes
+    assert "The outcomes differ." in browser.find_element("id", "pair-outcomes-line").text
     assert errors(browser) == []
 
 
-def test_a_session_without_a_trace_says_how_to_get_one_and_replays(browser: Any, untraced: Path) -> None:
+def test_a_differing_seed_whose_outcomes_are_equal_says_so(browser: Any, url: str) -> None:
+    # naive never reads an error: no seed changes its outcome under collapse, and ≠ seed opens a
+    # pair that differs only in what it saw. At 8825ff0 the page did not say so.
+    table = _open(browser, url + "#/compare", "#compare-table")
+    row = next(
+        tr for tr in table.find_elements("css selector", "tbody tr") if tr.text.startswith("naive collapse")
+    )
+    row.find_element("css selector", "button.differ").click()
+    line = wait_for(browser, "#pair-outcomes-line").text
+    assert "No seed of this row changes the outcome" in line
+    a, b = re.findall(r"success (\w+)", line)
+    assert a == b  # the same outcome on both sides
+
+
+def test_a_session_without_a_trace_shows_its_steps_on_open_replayed_without_a_click(
+    browser: Any, untraced: Path
+) -> None:
+    # At 8825ff0 the page showed no steps until "Replay it here" was clicked (a default run writes
+    # no traces): now it replays on open, checked against the row's trace hash.
     df, _ = load_run(untraced)
     r = df.loc[14]
     with served(untraced) as address:
-        box = _open(browser, address + "#/session/14", "#no-trace")
+        steps = _open(browser, address + "#/session/14", "#steps")
+        assert "replayed here" in browser.find_element("css selector", "main").text
+        assert len(steps.find_elements("css selector", "tbody tr")) > 2
+        assert not browser.find_elements("id", "replay")  # no button to click
+        box = _open(browser, address + "#/session/14?replay=0", "#no-trace")  # the trace file alone
         assert "--traces" in box.text
         assert (
             f"harness session {r.scenario} --agent {r.agent} --strategy {r.strategy} --seed {r.seed} "
             "--host typical --era handshake --trace -"
         ) in box.text
-        browser.find_element("id", "replay").click()
-        steps = wait_for(browser, "#steps")
-        assert "replayed here" in browser.find_element("css selector", "main").text
-        assert len(steps.find_elements("css selector", "tbody tr")) > 2
+
+
+def test_the_landing_page_opens_with_the_findings_compare_ends_with(
+    browser: Any, url: str, run: Path
+) -> None:
+    done = subprocess.run([*CLI, "compare", str(run), "--format", "json"], capture_output=True, text=True)
+    found = json.loads(done.stdout)["findings"]
+    block = _open(browser, url + "#/", "#findings-agents")
+    assert _texts(browser, "#findings-agents li") == found["agents"]
+    assert browser.find_element("id", "findings-head").text == found["head"]
+    # the findings come first, above the run's manifest
+    assert browser.execute_script(
+        "return document.getElementById('findings').compareDocumentPosition("
+        "document.getElementById('manifest-facts')) & Node.DOCUMENT_POSITION_FOLLOWING"
+    )
+    assert block.text
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40 sessions without traces: every strategy (input_required is the longest name), and
+    travel_day and weather_v2, whose steps carry long texts and many notes."""
+    out = tmp_path_factory.mktemp("wide") / "run"
+    subprocess.run([*CLI, "run", "travel_day", "weather_v2", "--agents", "refresher,reader", "--seeds", "2",
+                    "--executor", "serial", "--out", str(out), "--no-compare"], check=True,
+                   capture_output=True, timeout=300)  # fmt: skip
+    return out
+
+
+def test_the_comparison_s_headers_explain_themselves_and_no_column_is_clipped_at_1400_px(
+    browser: Any, wide: Path
+) -> None:
+    # At 8825ff0 the default run's comparison needed 1,384 px of a 1,351 px page (its last column
+    # cut off), and a travel_day session's steps 1,383 (the faults and notes column cut off).
+    from selenium.webdriver.common.by import By
+
+    from harness.report.display import column_meaning
+
+    df, _ = load_run(wide)
+    refresher = df[(df.agent == "refresher") & (df.seed == 0)]
+    long = [int(refresher.index[(refresher.scenario == sc) & (refresher.strategy == st)][0])
+            for sc, st in (("travel_day", "is_error"), ("weather_v2", "collapse"))]  # fmt: skip
+    with served(wide) as address:
+        table = _open(browser, address + "#/compare", "#compare-table")
+        assert browser.get_window_size()["width"] == 1400
+        cells = table.find_elements(By.TAG_NAME, "th")
+        heads = {th.text.replace("\n", " "): th.get_attribute("title") for th in cells}
+        assert heads["pass^3"] == column_meaning("pass^3") and "3 runs of one task" in heads["pass^3"]
+        assert heads["clusters"] == column_meaning("clusters") and heads["wedged"] == column_meaning("wedged")
+        assert "score" in heads["test"]
+        for page, css in (("compare", "#compare-table"), *((f"session/{i}", "#steps") for i in long)):
+            _open(browser, address + "#/" + page, css)
+            box = browser.execute_script(
+                "const t = document.querySelector(arguments[0]); const w = t.parentElement;"
+                "return [w.scrollWidth, w.clientWidth, t.getBoundingClientRect().right, window.innerWidth];",
+                css,
+            )
+            assert box[0] <= box[1] and box[2] <= box[3], (page, box)  # nothing to scroll to, nothing cut
 
 
 def test_an_incomplete_run_is_flagged_as_compare_flags_it(browser: Any, interrupted: Path) -> None:
@@ -209,6 +286,8 @@ def test_the_file_opens_offline_with_its_sample_and_pairs(browser: Any, run: Pat
     assert wait_for(browser, "#divergence").text.startswith("First divergence at step 2")
     assert _offsite(browser, out.as_uri()) == []
     assert errors(browser) == []
+    found = _open(browser, out.as_uri() + "#/", "#findings-agents")  # the file opens with them too
+    assert found.text.startswith("naive: ")
 
 
 def test_a_probe_report_and_a_bench_table_open(browser: Any, tmp_path: Path) -> None:

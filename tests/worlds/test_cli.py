@@ -108,3 +108,52 @@ def test_without_the_extra_harness_list_still_lists_and_says_so_in_one_line(
     assert code == 0 and listed["worlds"] == {} and "flaky_weather" in listed["scenarios"]
     assert err.strip().splitlines() == [f"harness list: world scenarios need AgentDojo: {agentdojo.INSTALL} "
                                         f"(installs agentdojo=={agentdojo.PINNED})"]  # fmt: skip
+
+
+def test_harness_worlds_events_says_for_each_pair_whether_it_is_a_fair_test(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = cli(["worlds", "events", "--json"], capsys)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and rows and {r["status"] for r in rows} == {"admitted", "refused"}
+    assert all(r["reason"] for r in rows)
+    code, out, _ = cli(["worlds", "events"], capsys)
+    assert code == 0 and "admitted" in out
+
+
+def test_harness_worlds_injections_counts_the_texts_the_reader_finds_an_instruction_in(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = cli(["worlds", "injections"], capsys)
+    assert code == 0 and "texts give an instruction" in out and "tool_knowledge" in out
+
+
+def test_worlds_goes_with_study_and_the_worlds_study_holds_every_condition(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = cli(["run", "--worlds", "--dry-run"], capsys)
+    assert code == 2 and "--worlds goes with --study" in err and len(err.strip().splitlines()) == 1
+    from harness.worlds.scenario import study_names
+
+    names = study_names()
+    conditions = {n.split("/")[3] if n.count("/") == 3 else "upstream" for n in names}
+    assert {"upstream", "injection_error", "injection_result", "channel_renamed"} <= conditions
+
+
+def test_harness_effects_on_a_world_run_reports_per_world_per_kind_the_blind_control_and_security(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "run"
+    names = ["agentdojo/slack/user_task_5", "agentdojo/slack/user_task_5/channel_renamed",
+             "agentdojo/slack/user_task_5/injection_error", "agentdojo/banking/user_task_1"]  # fmt: skip
+    args = ["run", *names, "--agents", "reader,blind", "--strategies", "is_error,collapse", "--seeds", "2"]
+    code, _, err = cli([*args, "--out", str(out_dir), "--no-compare"], capsys)
+    assert code == 0, err
+    code, out, err = cli(["effects", str(out_dir), "--format", "json", "--against", "collapse"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert {r["group"] for r in doc["worlds"]} == {"agentdojo/banking", "agentdojo/slack", "all worlds"}
+    assert {"event:channel_renamed", "injection:error"} <= {r["group"] for r in doc["kinds"]}
+    assert {r["other"] for r in doc["blind"]} == {"reader"} and doc["security"]
+    code, out, _ = cli(["effects", str(out_dir), "--format", "markdown", "--against", "collapse"], capsys)
+    assert code == 0 and "reading against the blind control" in out and "security verdicts" in out

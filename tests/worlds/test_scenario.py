@@ -32,7 +32,9 @@ def test_a_suite_s_name_stands_for_every_one_of_its_tasks_and_the_world_s_for_al
     [
         ("agentdojo/bankin", "did you mean 'banking'"),
         ("agentdojo/banking/user_task_99", "did you mean"),
-        ("agentdojo/banking/user_task_0/x", "agentdojo/<suite>/<user_task_id>"),
+        ("agentdojo/banking/user_task_0/x", "unknown agentdojo condition 'x'"),
+        ("agentdojo/banking/user_task_0/x/y", "agentdojo/<suite>/<user_task_id>"),
+        ("agentdojo/banking/user_task_1/file_renamed", "not applicable: the plan names nothing this event"),
     ],
 )
 def test_a_world_name_that_names_nothing_is_one_line_with_the_nearest_names(spec: str, said: str) -> None:

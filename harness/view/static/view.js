@@ -210,7 +210,7 @@
       if (page === "effects") return await renderEffects(params);
       if (page === "sessions") return await renderSessions(params);
       if (page === "session") return await renderSession(Number(parts[1]), params);
-      if (page === "pair") return await renderPair(Number(parts[1]), Number(parts[2]));
+      if (page === "pair") return await renderPair(Number(parts[1]), Number(parts[2]), params);
       if (page === "figures") return await renderFigures();
       show(fail("no page " + page));
     } catch (err) {
@@ -255,13 +255,32 @@
       ["python", fmt(m.python) + " on " + fmt(m.platform)],
     ];
     if (INFO.reasons && INFO.reasons.length) facts.splice(1, 0, ["why incomplete", INFO.reasons.join("; ")]);
+    const found = h("section", { id: "findings" }, h("h2", {}, "Findings"), h("p", { class: "loading" }, "Computing what the run finds…"));
     show(
+      found,
       h("h2", {}, "Run " + INFO.title),
       h("dl", { class: "facts", id: "manifest-facts" }, facts.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       h("p", {}, h("a", { href: "#/compare" }, "The comparison"), " · ", h("a", { href: "#/effects" }, "per-scenario effects"),
         " · ", h("a", { href: "#/sessions" }, "every session"), " · ", h("a", { href: "#/figures" }, "figures")),
       h("details", {}, h("summary", {}, "manifest.json"), h("pre", {}, JSON.stringify(m, null, 2))),
     );
+    if (!INFO.sessions) return found.replaceChildren(h("h2", {}, "Findings"), h("p", { class: "muted" }, "The run has no sessions yet."));
+    Promise.resolve().then(() => api("compare", { by: INFO.by || "agent", baseline: INFO.baseline }))
+      .then((doc) => found.replaceChildren(...findingsBlock(doc.findings)))
+      .catch((err) => found.replaceChildren(h("h2", {}, "Findings"), fail(err)));
+  }
+
+  // What the run finds, in words: the block harness run and harness compare end with.
+  function findingsBlock(f) {
+    if (!f) return [h("h2", {}, "Findings"), h("p", { class: "muted" }, "No findings for this comparison.")];
+    return [
+      h("h2", {}, f.title || "Findings"),
+      f.head ? h("p", { class: "muted small", id: "findings-head" }, f.head) : null,
+      h("ul", { id: "findings-agents" }, (f.agents || []).map((line) => h("li", {}, line))),
+      f.cannot && f.cannot.length ? h("p", { id: "findings-cannot" }, h("b", {}, "What this run cannot tell: "), f.cannot.join(" ")) : null,
+      h("p", { class: "small" }, h("a", { href: "#/compare" }, "the table these numbers come from"), " · ",
+        h("a", { href: "#/effects" }, "scenario by scenario")),
+    ];
   }
 
   function groupingChoices() {
@@ -284,11 +303,7 @@
       : h("label", {}, "group by ", h("select", {
         id: "group-by", onchange: (ev) => go(["compare"], { by: ev.target.value }),
       }, groupingChoices().map((c) => h("option", { value: c, selected: c === by }, c))));
-    let title = "strategy comparison (" + doc.source + "); baseline " + doc.baseline + "; Δ = strategy − " + doc.baseline + "; " + doc.inference;
-    if (doc.complete === false) {
-      const of = doc.sessions_in_grid !== null ? " of " + doc.sessions_in_grid : "";
-      title = "INCOMPLETE RUN (" + doc.sessions + of + " sessions, status " + (doc.status || "unknown") + "): " + title;
-    }
+    const title = doc.title;
     const rows = shown.rows.map((r, i) => r.map((v, j) => {
       if (j !== deltaCol || doc.rows[i].strategy === doc.baseline || v === "–") return v;
       return h("span", {}, v, " ", h("button", {
@@ -306,8 +321,13 @@
         class: "compare",
         rowClass: (r, i) => doc.rows[i].strategy === doc.baseline ? "baseline" : null,
         cellClass: (v, j) => (j >= groups.length ? "num" : null),
+        titles: doc.meanings || {},
         onRow: (r, i) => sessionsOf(groups.map((g) => [g, "=", doc.rows[i][g]])),
       }),
+      h("details", { id: "compare-legend" }, h("summary", {}, "What each column means (as harness compare --explain)"),
+        h("dl", { class: "legend" }, Object.entries(doc.meanings || {}).flatMap(([c, m]) => [h("dt", {}, c), h("dd", {}, m)])),
+        h("p", { class: "muted small" }, "Intervals and tests: " + doc.inference)),
+      h("section", { id: "compare-findings" }, findingsBlock(doc.findings).slice(0, 4)),
       h("details", {}, h("summary", {}, "as harness compare --format json"), h("pre", { id: "compare-json" }, JSON.stringify(doc.rows, null, 1))),
     );
   }
@@ -326,7 +346,7 @@
         status.replaceChildren(h("p", { class: "note" }, "No such seed: " + d.why + "."));
         return;
       }
-      go(["pair", String(d.a), String(d.b)]);
+      go(["pair", String(d.a), String(d.b)], { by: d.by });
     } catch (err) {
       status.replaceChildren(fail(err));
     }
@@ -507,21 +527,17 @@
     });
   }
 
-  function noTrace(doc, reload) {
-    const box = h("div", { class: "no-trace", id: "no-trace" },
-      h("p", {}, "No trace for this session (" + doc.no_trace + "). To get one, re-run the batch with ", h("code", {}, "--traces"),
+  function noTrace(doc) {
+    return h("div", { class: "no-trace", id: "no-trace" },
+      h("p", {}, "No steps to show for this session (" + doc.no_trace + "). To get its trace, re-run the batch with ", h("code", {}, "--traces"),
         ", or run this one session again; it is deterministic:"),
       h("pre", { id: "session-command" }, doc.command));
-    if (!EMBED && doc.replayable) {
-      box.append(h("button", { class: "primary", id: "replay", onclick: reload }, "Replay it here"),
-        h("span", { class: "muted small" }, " (runs the session in the viewer's process and checks its trace hash against the row)"));
-    }
-    return box;
   }
 
   async function renderSession(id, params) {
-    const replay = params.replay === "1";
-    const doc = await api("session/" + id, { replay: replay ? "1" : "" });
+    // Without a trace file the session is replayed as it opens (hash-checked against the row),
+    // so its steps show without a click; ?replay=0 asks for the trace file alone.
+    const doc = await api("session/" + id, { replay: params.replay === "0" ? "" : "1" });
     const k = doc.key;
     const row = doc.row;
     const siblings = doc.siblings.filter((s) => s.differs_in.length === 1);
@@ -552,7 +568,7 @@
       const raw = h("pre", { id: "raw-trace", hidden: true }, t.raw.map((l) => compact(l)).join("\n"));
       parts.push(h("p", {}, h("button", { id: "show-raw", onclick: (ev) => { raw.hidden = !raw.hidden; ev.target.textContent = raw.hidden ? "Raw trace (JSON lines)" : "Hide the raw trace"; } }, "Raw trace (JSON lines)")), raw);
     } else {
-      parts.push(noTrace(doc, () => go(["session", String(id)], { replay: "1" })));
+      parts.push(noTrace(doc));
     }
     parts.push(h("h3", {}, "Every column"),
       h("div", { class: "cols2" }, table(["column", "value"], outcomeRows, { id: "outcomes" })));
@@ -565,7 +581,7 @@
 
   // -- two sessions side by side --------------------------------------------------------------
 
-  async function renderPair(a, b) {
+  async function renderPair(a, b, params) {
     const [pair, sa, sb] = await Promise.all([api("pair", { a: a, b: b }), api("session/" + a, { replay: "1" }), api("session/" + b, { replay: "1" })]);
     const dims = pair.differs_in;
     const label = (s) => dims.map((d) => d + " " + s.key[d]).join(", ") || "the same cell";
@@ -581,9 +597,17 @@
       banner = h("div", { id: "divergence", class: "found", "data-step": d.seen }, "First divergence at step " + d.seen + ": what the agent saw differs." +
         (d.action !== null && d.action !== d.seen ? " (The actions first differ at step " + d.action + ".)" : ""));
     }
+    const outcome = (s) => "success " + fmt(s.row.success) + " (ended: " + fmt(s.row.end) + ")";
+    const same = sa.row.success === sb.row.success;
+    const outcomes = h("p", { id: "pair-outcomes-line", class: same ? "note" : null },
+      "A: " + outcome(sa) + "; B: " + outcome(sb) + ". ",
+      same ? (params && params.by === "trace"
+        ? "No seed of this row changes the outcome: this pair has the same outcome under both and differs only in what the agent saw."
+        : "The same outcome: the two differ only in what the agent saw.") : "The outcomes differ.");
     const parts = [
       h("p", {}, h("a", { href: "#/session/" + a }, "‹ session A"), " · ", h("a", { href: "#/session/" + b }, "session B ›")),
       h("h2", { id: "pair-title" }, sa.key.scenario + " · seed " + sa.key.seed + ": A " + label(sa) + " against B " + label(sb)),
+      outcomes,
       banner,
     ];
     if (sa.trace && sb.trace) {

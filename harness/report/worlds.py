@@ -1,0 +1,274 @@
+"""The worlds study: what readable errors are worth on worlds nobody here wrote, per world and per
+failure kind, in success and in calls, against a blind control; and harm by the world's own judge.
+
+A world run (``harness run --study --worlds``) holds, for each AgentDojo task, scenarios under
+several conditions (``harness.worlds``): our upstream faults (``agentdojo/<suite>/<task>``), a
+world event (``.../<task>/channel_renamed``), an injection (``.../<task>/injection_error``). The
+tables here keep **the task as the unit of inference**: a row's interval is a t interval over the
+tasks it holds (their paired differences averaged over the task's seeds and, in a per-world row,
+over its conditions), its test the t test of the same model (:func:`harness.report.inference.
+scenario_difference`; Tango's interval and its score test where the tasks show no spread), and
+p-values are Holm-adjusted over each table, as :mod:`harness.report.effects` does for scenarios.
+
+Each row pairs two cells on identical (scenario, seed, host, era): two strategies of one agent
+(``is_error`` and one that hides the reason), or two agents under one strategy (``blind`` and a
+reader). It gives two effects:
+
+* **success within the step budget**: Δ = success of the other cell − of the base cell;
+* **calls to success**: over the pairs where both cells succeeded, Δ = the other's tool calls −
+  the base's; the tasks with at least one such pair are its units (``calls_tasks``). Negative
+  means the other cell needed fewer calls.
+
+:func:`security_table` counts AgentDojo's own verdicts (``security_breached``) per injection
+condition, agent and strategy, beside the harness's own counts of calls that changed the world
+though no step needed them and calls an error text named.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness.report.inference import (
+    CONFIDENCE,
+    adjust_pvalues,
+    cluster_t_interval,
+    cluster_t_test,
+    split_harness_errors,
+)
+from harness.worlds import is_world_name
+
+UPSTREAM = "upstream"
+PAIR_KEYS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "era", "seed")
+TABLE_COLUMNS: tuple[str, ...] = (
+    "by", "group", "tasks", "pairs", "success_base", "success_other", "success_diff", "success_lo",
+    "success_hi", "success_test", "success_p", "success_p_adj", "calls_tasks", "calls_base",
+    "calls_other", "calls_diff", "calls_lo", "calls_hi", "calls_p", "calls_p_adj",
+)  # fmt: skip
+
+
+def parts(scenario: str) -> tuple[str, str, str] | None:
+    """A world scenario's (world/suite, task, condition): ``agentdojo/banking/user_task_0/file_renamed``
+    gives ``("agentdojo/banking", "agentdojo/banking/user_task_0", "file_renamed")``; None for
+    any other scenario."""
+    if not is_world_name(scenario):
+        return None
+    pieces = scenario.split("/")
+    if len(pieces) < 3:
+        return None
+    condition = pieces[3] if len(pieces) > 3 else UPSTREAM
+    return "/".join(pieces[:2]), "/".join(pieces[:3]), condition
+
+
+def world_scenarios(names: Sequence[str]) -> list[str]:
+    return [n for n in names if parts(n) is not None]
+
+
+def failure_kinds(
+    scenarios: Sequence[str], upstream_kinds: Callable[[str], Sequence[str]]
+) -> dict[str, list[str]]:
+    """Each world scenario's failure kinds: ``upstream:<kind>`` for each kind of its fault rules
+    (``upstream_kinds``), ``event:<kind>``, or ``injection:<where>``."""
+    out: dict[str, list[str]] = {}
+    for name in scenarios:
+        found = parts(name)
+        if found is None:
+            continue
+        condition = found[2]
+        if condition == UPSTREAM:
+            out[name] = [f"upstream:{k}" for k in dict.fromkeys(upstream_kinds(name))]
+        elif condition.startswith("injection_"):
+            out[name] = [f"injection:{condition.removeprefix('injection_')}"]
+        else:
+            out[name] = [f"event:{condition}"]
+    return out
+
+
+def matched(df: pd.DataFrame, *, column: str, base: str, others: Sequence[str]) -> pd.DataFrame:
+    """The sessions of ``column == base`` matched with those of each other value on every other
+    key (scenario, agent or strategy, host, era, seed, swept values): one row per pair, with
+    ``other`` (the other value), ``ok_base``, ``ok_other``, ``calls_base``, ``calls_other``."""
+    data = split_harness_errors(df)[0]
+    keys = [k for k in PAIR_KEYS if k in data.columns and k != column]
+    keys += [c for c in data.columns if "." in c]  # swept values
+    cols = [*keys, "success", "tool_calls"]
+    left = data[data[column] == base][cols]
+    out = []
+    for other in others:
+        right = data[data[column] == other][cols]
+        joined = left.merge(right, on=keys, suffixes=("_base", "_other"))
+        joined.insert(0, "other", other)
+        out.append(joined)
+    frame = pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+    names = {"success_base": "ok_base", "success_other": "ok_other", "tool_calls_base": "calls_base",
+             "tool_calls_other": "calls_other"}  # fmt: skip
+    return frame.rename(columns=names)
+
+
+def _per_task(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per task: the pairs, the success counts and the mean paired difference; the calls of the
+    pairs where both succeeded and their mean difference."""
+    task = pairs["scenario"].map(lambda s: (parts(str(s)) or ("", str(s), ""))[1])
+    ok_b = pairs["ok_base"].astype(bool).to_numpy()
+    ok_o = pairs["ok_other"].astype(bool).to_numpy()
+    both = ok_b & ok_o
+    frame = pd.DataFrame({
+        "task": task.to_numpy(), "ok_base": ok_b.astype(float), "ok_other": ok_o.astype(float),
+        "base_only": (ok_b & ~ok_o).astype(int), "other_only": (~ok_b & ok_o).astype(int),
+        "calls_base": np.where(both, pairs["calls_base"].to_numpy(dtype=float), np.nan),
+        "calls_other": np.where(both, pairs["calls_other"].to_numpy(dtype=float), np.nan),
+    })  # fmt: skip
+    frame["calls_diff"] = frame["calls_other"] - frame["calls_base"]
+    per = frame.groupby("task", sort=True).agg(
+        pairs=("ok_base", "size"), ok_base=("ok_base", "mean"), ok_other=("ok_other", "mean"),
+        base_only=("base_only", "sum"), other_only=("other_only", "sum"), calls_base=("calls_base", "mean"),
+        calls_other=("calls_other", "mean"), calls_diff=("calls_diff", "mean"),
+    )  # fmt: skip
+    per["net"] = per["other_only"] - per["base_only"]
+    per["delta"] = per["net"] / per["pairs"]
+    return per
+
+
+def _row(per: pd.DataFrame, confidence: float) -> dict[str, Any]:
+    from harness.report.inference import scenario_difference
+
+    found = scenario_difference(per, confidence=confidence, equal_weights=True, wilcoxon=False)
+    calls = per["calls_diff"].dropna().to_numpy(dtype=float)
+    row: dict[str, Any] = {
+        "tasks": len(per), "pairs": int(per["pairs"].sum()), "success_base": float(per["ok_base"].mean()),
+        "success_other": float(per["ok_other"].mean()), "success_diff": float(per["delta"].mean()),
+        "success_lo": found["diff_lo"], "success_hi": found["diff_hi"], "success_test": found["test"],
+        "success_p": found["p"], "calls_tasks": len(calls),
+        "calls_base": float(per["calls_base"].mean()) if len(calls) else math.nan,
+        "calls_other": float(per["calls_other"].mean()) if len(calls) else math.nan,
+        "calls_diff": float(calls.mean()) if len(calls) else math.nan,
+    }  # fmt: skip
+    if len(calls) >= 2 and np.ptp(calls) > 0:
+        ones = np.ones_like(calls)
+        row["calls_lo"], row["calls_hi"] = cluster_t_interval(calls, ones, confidence=confidence)
+        row["calls_p"] = cluster_t_test(calls, ones)
+    else:
+        row["calls_lo"] = row["calls_hi"] = row["calls_p"] = math.nan
+    return row
+
+
+def contrast_table(
+    pairs: pd.DataFrame,
+    groups: Mapping[str, Sequence[str]],
+    *,
+    by: str,
+    keys: Sequence[str] = ("agent", "other"),
+    adjust: str = "holm",
+    confidence: float = CONFIDENCE,
+) -> pd.DataFrame:
+    """One row per value of ``keys`` (agent and other strategy, or strategy and other agent) and
+    group: ``groups`` maps each scenario to its groups (its world; its failure kinds), and a
+    group's row rests on the tasks of its scenarios (module docstring). Columns
+    :data:`TABLE_COLUMNS` after ``keys``; p adjusted over the table (success and calls apart)."""
+    member: dict[str, list[str]] = {}
+    for scenario, names in groups.items():
+        for name in names:
+            member.setdefault(name, []).append(scenario)
+    rows: list[dict[str, Any]] = []
+    if not pairs.empty:
+        for head, sub in pairs.groupby(list(keys), sort=True):
+            values = head if isinstance(head, tuple) else (head,)
+            for group in sorted(member):
+                chosen = sub[sub["scenario"].isin(member[group])]
+                if chosen.empty:
+                    continue
+                rows.append({**dict(zip(keys, values, strict=True)), "by": by, "group": group,
+                             **_row(_per_task(chosen), confidence)})  # fmt: skip
+    out = pd.DataFrame(rows, columns=[*keys, *[c for c in TABLE_COLUMNS if not c.endswith("_p_adj")]])
+    out["success_p_adj"] = adjust_pvalues(out["success_p"].to_numpy(dtype=float), adjust)
+    out["calls_p_adj"] = adjust_pvalues(out["calls_p"].to_numpy(dtype=float), adjust)
+    return out[[*keys, *TABLE_COLUMNS]]
+
+
+SECURITY_COLUMNS: tuple[str, ...] = (
+    "condition", "agent", "strategy", "sessions", "tasks", "success", "breached", "tasks_breached",
+    "harmful_calls", "misled", "messages_read",
+)  # fmt: skip
+
+
+def security_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per injection condition, agent and strategy: sessions and tasks, the success rate, and
+    AgentDojo's own verdicts: sessions whose injection task's ``security`` said its goal was met
+    (``breached``) and the tasks where that happened at least once; beside them the harness's
+    counts (``harmful_calls``, ``misled``, ``messages_read``)."""
+    data = split_harness_errors(df)[0]
+    rows = []
+    if "security_breached" in data.columns and "injection" in data.columns:
+        injected = data[data["injection"].astype(str) != ""]
+        cond = injected["scenario"].map(lambda s: (parts(str(s)) or ("", "", ""))[2])
+        for (condition, agent, strategy), g in injected.assign(_c=cond).groupby(["_c", "agent", "strategy"],
+                                                                                 sort=True):  # fmt: skip
+            breached = g["security_breached"].astype(bool)
+            rows.append({
+                "condition": condition, "agent": agent, "strategy": strategy, "sessions": len(g),
+                "tasks": int(g["scenario"].nunique()), "success": float(g["success"].astype(bool).mean()),
+                "breached": int(breached.sum()), "tasks_breached": int(g.loc[breached, "scenario"].nunique()),
+                "harmful_calls": int(g["harmful_calls"].sum()), "misled": int(g["misled"].sum()),
+                "messages_read": int(g["messages_read"].sum()),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(SECURITY_COLUMNS))
+
+
+WORLD_TITLES: dict[str, str] = {
+    "fault_kinds": "per fault kind (the scenarios with it; a scenario counts in each of its kinds); Δ "
+    "success = the strategy − is_error; Δ calls = the same over pairs where both succeeded",
+    "worlds": "worlds: per world, the unit the task (its seeds and conditions averaged); Δ success = the "
+    "strategy − is_error; Δ calls = the strategy − is_error, over pairs where both succeeded",
+    "kinds": "worlds: per failure kind (our upstream kinds, the world's events, AgentDojo's injections); "
+    "the unit the task",
+    "blind": "worlds: reading against the blind control, per world: Δ = reader − blind under the same "
+    "strategy (success; calls over pairs where both succeeded)",
+    "blind_kinds": "worlds: reading against the blind control, per failure kind",
+    "security": "worlds: AgentDojo's own security verdicts (breached: the injection task's goal met)",
+}
+"""The world sections of ``harness effects``, by their JSON key, with their titles."""
+
+ALL_WORLDS = "all worlds"
+"""The group of every world task (each task once, its conditions averaged)."""
+
+
+def world_tables(
+    df: pd.DataFrame,
+    names: Sequence[str],
+    sources: Mapping[str, str],
+    baseline: str,
+    others: Sequence[str],
+    adjust: str,
+) -> dict[str, pd.DataFrame]:
+    """Success and calls per fault kind for the harness's own scenarios, and the worlds study's
+    tables for world scenarios, each keyed as in :data:`WORLD_TITLES`."""
+    from harness.worlds.scenario import load_source
+
+    chosen = world_scenarios(names)
+    own = [n for n in names if n not in set(chosen)]
+    out: dict[str, pd.DataFrame] = {}
+    if own:  # the harness's own scenarios: the effect per fault kind (a scenario in each of its kinds)
+        own_kinds = {n: sorted({r.kind for r in load_source(sources.get(n, n), ()).faults}) or ["none"]
+                     for n in own}  # fmt: skip
+        pairs = matched(df[df["scenario"].isin(own)], column="strategy", base=baseline, others=others)
+        out["fault_kinds"] = contrast_table(pairs, own_kinds, by="fault kind", adjust=adjust)
+    if not chosen:
+        return out
+    kinds = failure_kinds(chosen, lambda n: [r.kind for r in load_source(sources.get(n, n), ()).faults])
+    worlds = {n: [(parts(n) or ("",))[0], ALL_WORLDS] for n in chosen}
+    mine = df[df["scenario"].isin(chosen)]
+    by_strategy = matched(mine, column="strategy", base=baseline, others=others)
+    out["worlds"] = contrast_table(by_strategy, worlds, by="world", adjust=adjust)
+    out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust)
+    readers = [a for a in ("reader", "refresher") if a in set(mine["agent"])]
+    if "blind" in set(mine["agent"]) and readers:
+        by_agent = matched(mine, column="agent", base="blind", others=readers)
+        keys = ("strategy", "other")
+        out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust)
+        out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust)
+    out["security"] = security_table(mine)
+    return out

@@ -1,0 +1,89 @@
+"""The worlds study's tables: constructed sessions with known answers.
+
+The task is the unit (a task's conditions and seeds average into one difference), calls are
+compared only where both cells succeeded, and AgentDojo's security verdicts are counted as given.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from harness.report.worlds import contrast_table, failure_kinds, matched, parts, security_table
+
+TASK = "agentdojo/slack/user_task_5"
+EVENT = f"{TASK}/channel_renamed"
+OTHER = "agentdojo/banking/user_task_1"
+
+
+def _row(
+    scenario: str, agent: str, strategy: str, seed: int, success: bool, calls: int, **kw: Any
+) -> dict[str, Any]:
+    return {"scenario": scenario, "agent": agent, "strategy": strategy, "host": "typical", "era": "handshake",
+            "seed": seed, "status": "ok", "success": success, "tool_calls": calls, **kw}  # fmt: skip
+
+
+def test_a_world_name_says_its_world_task_and_condition() -> None:
+    assert parts(EVENT) == ("agentdojo/slack", TASK, "channel_renamed")
+    assert parts(TASK) == ("agentdojo/slack", TASK, "upstream")
+    assert parts("flaky_weather") is None
+
+
+def test_failure_kinds_name_upstream_kinds_events_and_injections() -> None:
+    kinds = failure_kinds(
+        [TASK, EVENT, f"{TASK}/injection_error", "flaky_weather"], lambda n: ["transient"] * 2
+    )
+    assert kinds == {TASK: ["upstream:transient"], EVENT: ["event:channel_renamed"],
+                     f"{TASK}/injection_error": ["injection:error"]}  # fmt: skip
+
+
+def test_the_task_is_the_unit_and_calls_are_compared_where_both_cells_succeeded() -> None:
+    rows = []
+    for seed in range(2):
+        # the task under two conditions: readable errors save 3 calls in the event, nothing upstream
+        rows += [
+            _row(EVENT, "reader", "is_error", seed, True, 8),
+            _row(EVENT, "reader", "collapse", seed, True, 11),
+        ]
+        rows += [
+            _row(TASK, "reader", "is_error", seed, True, 5),
+            _row(TASK, "reader", "collapse", seed, True, 5),
+        ]
+        # another task: collapse fails (no calls compared there), is_error succeeds
+        rows += [
+            _row(OTHER, "reader", "is_error", seed, True, 2),
+            _row(OTHER, "reader", "collapse", seed, False, 9),
+        ]
+    pairs = matched(pd.DataFrame(rows), column="strategy", base="is_error", others=["collapse"])
+    assert len(pairs) == 6
+    groups = {EVENT: ["all"], TASK: ["all"], OTHER: ["all"]}
+    table = contrast_table(pairs, groups, by="world")
+    row = table.iloc[0]
+    assert row["tasks"] == 2 and row["pairs"] == 6  # two tasks, not three scenarios
+    assert math.isclose(row["success_diff"], (0.0 + -1.0) / 2)
+    assert row["calls_tasks"] == 1 and math.isclose(row["calls_diff"], 1.5)  # (3 + 0) / 2 in the one task
+
+
+def test_an_agent_contrast_pairs_two_agents_under_one_strategy() -> None:
+    rows = [_row(EVENT, "blind", "is_error", 0, True, 11), _row(EVENT, "reader", "is_error", 0, True, 8),
+            _row(OTHER, "blind", "is_error", 0, True, 4),
+            _row(OTHER, "reader", "is_error", 0, True, 2)]  # fmt: skip
+    pairs = matched(pd.DataFrame(rows), column="agent", base="blind", others=["reader"])
+    table = contrast_table(pairs, {EVENT: ["all"], OTHER: ["all"]}, by="world", keys=("strategy", "other"))
+    assert table.iloc[0]["strategy"] == "is_error" and math.isclose(table.iloc[0]["calls_diff"], -2.5)
+    assert not math.isnan(table.iloc[0]["calls_lo"])
+
+
+def test_security_counts_agentdojo_s_verdicts_per_condition_agent_and_strategy() -> None:
+    name = f"{TASK}/injection_error"
+    extra = {"harmful_calls": 0, "misled": 1, "messages_read": 1, "injection": "injection_task_1:direct"}
+    rows = [_row(name, "reader", "is_error", s, True, 4, security_breached=s == 0, **extra) for s in range(3)]
+    rows.append(_row(TASK, "reader", "is_error", 0, True, 3, security_breached=False, injection="",
+                     harmful_calls=0, misled=0, messages_read=0))  # fmt: skip
+    table = security_table(pd.DataFrame(rows))
+    expected = {"condition": "injection_error", "agent": "reader", "strategy": "is_error", "sessions": 3,
+                "tasks": 1, "success": 1.0, "breached": 1, "tasks_breached": 1, "harmful_calls": 0,
+                "misled": 3, "messages_read": 3}  # fmt: skip
+    assert table.to_dict("records") == [expected]
