@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -16,24 +17,20 @@ def test_every_generated_block_is_one_the_generator_writes() -> None:
     assert set(BLOCK_NAMES) <= set(found), "a block the generator writes is quoted nowhere"
 
 
+FRESH_RUN = "HARNESS_FIGURES"
+"""Set (to anything) to run the fresh-run check here; `.ci/run` runs it as a step of its own."""
+
+
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get(FRESH_RUN),
+    reason="the fresh-run check takes about 15 minutes on 2 cores (the worlds' study, the shipped study "
+    "twice, its ablation, the default batch): .ci/run runs `python -m harness.cli.figures --check` after "
+    f"the suite; {FRESH_RUN}=1 runs it here",
+)
 @pytest.mark.timeout(3600)
-def test_the_figures_the_readme_and_the_study_quote_equal_a_fresh_run_s() -> None:
-    # The worlds' study (46,500 sessions), the shipped study's two runs (60,000) and its ablation
-    # (2,000): minutes, hence the timeout of its own; docs/results.md's default batch is checked
-    # the same way by `python -m harness.cli.figures --check`, left out here to keep the suite short.
+def test_the_figures_the_readme_and_the_docs_quote_equal_a_fresh_run_s() -> None:
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness.cli.figures",
-            "--check",
-            "README.md",
-            "docs/study.md",
-            "docs/worlds.md",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
+        [sys.executable, "-m", "harness.cli.figures", "--check"], capture_output=True, text=True, cwd=ROOT
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -26,10 +26,10 @@ from harness.fixtures.fakes import fake_options, kill_grid
 from tests.helpers.cli import cli
 
 HARNESS = [sys.executable, "-m", "harness.cli.main"]
-# 15 scenarios x 5 agents x 5 strategies x 24 seeds = 9,000 sessions, serially: several seconds,
+# 15 scenarios x 6 agents x 5 strategies x 24 seeds = 10,800 sessions, serially: several seconds,
 # long enough for two more writers to start and be refused while it runs.
 GRID_ARGS = ["run", "--seeds", "24", "--executor", "serial", "--no-compare"]
-GRID_SIZE = 15 * 5 * 5 * 24
+GRID_SIZE = 15 * 6 * 5 * 24
 
 
 def _start(args: list[str]) -> subprocess.Popen[str]:

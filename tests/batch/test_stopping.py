@@ -174,7 +174,7 @@ def test_a_grid_too_big_to_mean_is_not_started_without_yes(
     code, _, err = cli(["run", "--seeds", "100000000", "--out", str(out)], capsys)
     assert code == 2
     (line,) = err.strip().splitlines()
-    assert line.startswith("harness: error: 37,500,000,000 sessions is more than 10,000,000: at ")
+    assert line.startswith("harness: error: 45,000,000,000 sessions is more than 10,000,000: at ")
     assert " sessions/s measured here x " in line and line.endswith(
         "; give --yes to run them (or fewer --seeds)"
     )

@@ -108,6 +108,7 @@ ROWS: list[tuple[str, list[str], str]] = [
     ("effects: a file", ["effects", "{broken_json}"], "a file, not a results directory"),
     ("effects: no such strategy", ["effects", "{results}", "--against", "nope"], "unknown strategy 'nope'"),
     ("client: no URL", ["client"], "Missing argument 'URL'"),
+    ("worlds: no such view", ["worlds", "nope"], "'nope' is not one of 'events', 'injections'"),
     ("plot: missing dir", ["plot", "{missing}"], "no such results directory"),
     ("plot: a file", ["plot", "{broken_json}"], "a file, not a results directory"),
     ("plot: unwritable out", ["plot", "{results}", "--out", "/dev/null/x"], "cannot create the directory"),
