@@ -162,7 +162,7 @@ def time_study(workers: int, out: Path, extra: tuple[str, ...] = ()) -> Timings:
         from harness.cli import compare
         from harness.cli import run as run_cli_module
         from harness.cli.main import cli, run_cli
-        from harness.sim import session
+        from harness.sim import loop
     patches: list[tuple[Any, str, Any]] = []
     _wrap(run_cli_module, "build_grid", timings, "sampling", patches)
     _wrap(run_cli_module, "unsolvable", timings, "pre-check", patches)
@@ -172,7 +172,7 @@ def time_study(workers: int, out: Path, extra: tuple[str, ...] = ()) -> Timings:
     _wrap(runner.BatchSummary, "frame", timings, "reading", patches)
     _wrap(compare, "print_comparison", timings, "statistics", patches)
     _wrap(run_cli_module, "load_comparison", timings, "statistics", patches)  # its imports
-    _wrap(session, "_baseline_success", timings, "baselines", patches)
+    _wrap(loop, "run_baseline_of", timings, "baselines", patches)
     _wrap(runner, "run_batch", timings, "batch", patches)
     serial_cells = runner.run_cells
 

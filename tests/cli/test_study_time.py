@@ -7,12 +7,14 @@ from pathlib import Path
 from harness.cli.study_time import PHASES, time_study
 
 SMALL = ("--count", "1", "--seeds", "1")
-"""A study of one scenario per family and one seed: 125 sessions, a second or two."""
+"""A study of one scenario per family and one seed: 5 families x 6 agents x 5 strategies = 150
+sessions, a second or two."""
+SMALL_SIZE = 5 * 6 * 5
 
 
 def test_one_worker_times_every_phase_in_this_process(tmp_path: Path) -> None:
     timings = time_study(1, tmp_path / "study", SMALL)
-    assert timings.sessions == 125 and timings.executor == "serial"
+    assert timings.sessions == SMALL_SIZE and timings.executor == "serial"
     assert set(timings.here) == set(PHASES)
     table = timings.table("--workers 1")
     for phase in PHASES:
@@ -24,7 +26,7 @@ def test_one_worker_times_every_phase_in_this_process(tmp_path: Path) -> None:
 
 def test_a_pool_s_sessions_are_the_workers_cpu(tmp_path: Path) -> None:
     timings = time_study(2, tmp_path / "study", (*SMALL, "--executor", "process"))
-    assert timings.sessions == 125 and timings.total_workers > 0
+    assert timings.sessions == SMALL_SIZE and timings.total_workers > 0
     assert timings.workers["sessions"] == timings.total_workers
     assert timings.here.get("sessions", 0.0) == 0.0 and "| writing |" in timings.table("--workers 2")
 
