@@ -25,8 +25,8 @@ FRESH_RUN = "HARNESS_FIGURES"
 @pytest.mark.skipif(
     not os.environ.get(FRESH_RUN),
     reason="the fresh-run check takes about 15 minutes on 2 cores (the worlds' study, the shipped study "
-    "twice, its ablation, the default batch): .ci/run runs `python -m harness.cli.figures --check` after "
-    f"the suite; {FRESH_RUN}=1 runs it here",
+    "twice, its ablation, the default batch): .ci/run runs `python -m harness.cli.figures --check` as a step "
+    f"of its own; {FRESH_RUN}=1 runs it here",
 )
 @pytest.mark.timeout(3600)
 def test_the_figures_the_readme_and_the_docs_quote_equal_a_fresh_run_s() -> None:
