@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.report.display import p_value, signed_interval
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS: tuple[str, ...] = ("README.md", "docs/study.md", "docs/results.md", "docs/worlds.md")
 """The documents with generated blocks (paths from the repository's root)."""
@@ -95,14 +97,9 @@ class Runs:
 # -- the numbers, as the documents show them ----------------------------------------------
 
 
-def _ci(value: float, lo: float | None, hi: float | None) -> str:
-    if lo is None or hi is None:
-        return f"{value:+.2f}"
-    return f"{value:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-
-
-def _p(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2g}"
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    """A command's ``--json`` output: one object per line."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def _share(count: int, total: int) -> str:
@@ -122,7 +119,7 @@ def _shares(doc: Mapping[str, Any]) -> str:
     for r in doc["shares"]:
         n = r["scenarios"]
         cells = [_share(r["help"], n), _share(r["none"], n), _share(r["hurt"], n),
-                 _ci(r["mean_effect"], r["lo"], r["hi"]), _p(r["p_adj"])]  # fmt: skip
+                 signed_interval(r["mean_effect"], r["lo"], r["hi"]), p_value(r["p_adj"])]  # fmt: skip
         if r["help"] == r["hurt"] == 0 and r["mean_effect"] == 0:
             still.append(r["agent"])
             continue
@@ -131,7 +128,7 @@ def _shares(doc: Mapping[str, Any]) -> str:
         first = next(r for r in doc["shares"] if r["agent"] == still[0])
         rows.append([", ".join(still), first["against"], _share(0, first["scenarios"]),
                      _share(first["scenarios"], first["scenarios"]), _share(0, first["scenarios"]),
-                     _ci(0.0, first["lo"], first["hi"]), _p(first["p_adj"])])  # fmt: skip
+                     signed_interval(0.0, first["lo"], first["hi"]), p_value(first["p_adj"])])  # fmt: skip
     m = doc["min_effect"]
     head = ["agent", "strategy", f"help (Δ ≤ −{m:g})", "no difference", f"hurt (Δ ≥ +{m:g})",
             "mean Δ [95% CI]", "p adj"]  # fmt: skip
@@ -140,16 +137,17 @@ def _shares(doc: Mapping[str, Any]) -> str:
 
 def _groups(rows: Sequence[Mapping[str, Any]], agent: str, what: str) -> str:
     chosen = [r for r in rows if r["agent"] == agent]
-    body = [[r["group"], str(r["scenarios"]), _ci(r["mean_effect"], r["lo"], r["hi"]), _p(r["p_adj"])]
-            for r in chosen]  # fmt: skip
+    body = [[r["group"], str(r["scenarios"]), signed_interval(r["mean_effect"], r["lo"], r["hi"]),
+             p_value(r["p_adj"])] for r in chosen]  # fmt: skip
     return _table([what, "scenarios", "mean Δ [95% CI]", "p adj"], body)
 
 
 def _features(doc: Mapping[str, Any], agent: str, top: int) -> str:
     chosen = [r for r in doc["features"] if r["agent"] == agent][:top]
     body = [[r["feature"], f"{r['n_with']}/{r['n_without']}",
-             _ci(r["difference"], r["lo"], r["hi"]) if r["lo"] is not None else f"{r['difference']:+.2f} (–)",
-             _p(r["p_adj"])] for r in chosen]  # fmt: skip
+             signed_interval(r["difference"], r["lo"], r["hi"]) if r["lo"] is not None
+             else f"{r['difference']:+.2f} (–)",
+             p_value(r["p_adj"])] for r in chosen]  # fmt: skip
     return _table(["feature", "n with/without", "mean Δ with − without [95% CI]", "p adj"], body)
 
 
@@ -170,11 +168,13 @@ def _compare(doc: Mapping[str, Any], agents: Sequence[str]) -> str:
     for r in doc["rows"]:
         if r["agent"] not in agents:
             continue
-        diff = "–" if r.get("success_diff") is None else _ci(r["success_diff"], r["diff_lo"], r["diff_hi"])
+        diff = signed_interval(r.get("success_diff"), r.get("diff_lo"), r.get("diff_hi"))
         rate = f"{r['success_rate']:.2f} [{r['success_lo']:.2f}, {r['success_hi']:.2f}]"
         # the counts at the run's --min-effect, as harness compare prints them (not the sign counts)
         sides = f"{r['n_help']}/{r['n_none']}/{r['n_hurt']}" if r.get("n_pairs") else "–"
-        body.append([r["agent"], r["strategy"], rate, diff, sides, _p(r.get("p")), _p(r.get("p_adjusted"))])
+        body.append(
+            [r["agent"], r["strategy"], rate, diff, sides, p_value(r.get("p")), p_value(r.get("p_adjusted"))]
+        )
     return _table(["agent", "strategy", "success [95% CI]", "Δ vs is_error [95% CI]",
                    "scenarios -/0/+ (±0.1)", "p", "p holm"], body)  # fmt: skip
 
@@ -190,7 +190,7 @@ def _calls(r: Mapping[str, Any]) -> str:
         return "–"
     if r["calls_lo"] is None:
         return f"{r['calls_diff']:+.2f}" + (" (every task alike)" if r["calls_tasks"] > 1 else "")
-    return _ci(r["calls_diff"], r["calls_lo"], r["calls_hi"])
+    return signed_interval(r["calls_diff"], r["calls_lo"], r["calls_hi"])
 
 
 def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: str, what: str,
@@ -198,8 +198,9 @@ def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: 
     """A world table's rows of one (agent, other strategy) or (strategy, other agent)."""
     chosen = [r for r in rows if r[first] == value and r["other"] == other]
     body = [[r["group"], str(r["tasks"]), _arrow(r["success_base"], r["success_other"]),
-             _ci(r["success_diff"], r["success_lo"], r["success_hi"]), _p(r["success_p_adj"]),
-             _arrow(r["calls_base"], r["calls_other"], 1), _calls(r), _p(r["calls_p_adj"])]
+             signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
+             p_value(r["success_p_adj"]),
+             _arrow(r["calls_base"], r["calls_other"], 1), _calls(r), p_value(r["calls_p_adj"])]
             for r in chosen]  # fmt: skip
     a, b = sides
     head = [what, unit, f"success {a} → {b}", "Δ success [95% CI]", "p adj", f"calls to success {a} → {b}",
@@ -224,7 +225,7 @@ def _security(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _extraction(lines: str) -> str:
-    rows = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    rows = _json_lines(lines)
     attacks = list(dict.fromkeys(r["attack"] for r in rows))
     body = [[a, str(sum(r["attack"] == a for r in rows)),
              str(sum(r["attack"] == a and r["found"] for r in rows)),
@@ -236,7 +237,7 @@ def _extraction(lines: str) -> str:
 
 
 def _events(lines: str) -> str:
-    rows = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    rows = _json_lines(lines)
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     body = [[k, *(str(sum(r["kind"] == k and r["status"] == st for r in rows))
                   for st in ("admitted", "refused", "not_applicable"))] for k in kinds]  # fmt: skip
@@ -244,7 +245,7 @@ def _events(lines: str) -> str:
 
 
 def _events_list(lines: str) -> str:
-    rows = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    rows = _json_lines(lines)
     body = [[f"`{r['scenario']}`", r["status"], r["reason"],
              "" if r["change"] is None else f"{r['change']['old']} → {r['change']['new']}"]
             for r in rows if r["status"] != "not_applicable"]  # fmt: skip
@@ -258,7 +259,7 @@ def _rewrites(full: Mapping[str, Any], off: Mapping[str, Any]) -> str:
     a, b = reader(full), reader(off)
     share = (a["mean_effect"] - b["mean_effect"]) / a["mean_effect"] if a["mean_effect"] else float("nan")
     body = [
-        [label, str(r["scenarios"]), _ci(r["mean_effect"], r["lo"], r["hi"]), _p(r["p_adj"])]
+        [label, str(r["scenarios"]), signed_interval(r["mean_effect"], r["lo"], r["hi"]), p_value(r["p_adj"])]
         for label, r in (("on (as shipped)", a), ("off", b))
     ]
     return _table(
