@@ -42,7 +42,15 @@ from harness import __version__
 from harness.batch.grid import Cell, Grid
 from harness.batch.model import Budget, BudgetSpent, ModelCells, Usage, model_agents, run_model_cells
 from harness.batch.results import ResultsDir
-from harness.batch.worker import Outcome, SessionOptions, die_with_parent, error_row, run_cells
+from harness.batch.worker import (
+    Outcome,
+    SessionOptions,
+    Warmth,
+    error_row,
+    loader_warmth,
+    run_cells,
+    start_worker,
+)
 from harness.errors import UserError
 from harness.sim.row import ROW_VERSION
 
@@ -160,10 +168,11 @@ def _drain(
                 broken.append(cells)
 
 
-def _pool(workers: int, ctx: Any) -> cf.ProcessPoolExecutor:
-    """A pool whose workers end when this process does (:func:`~harness.batch.worker.die_with_parent`)."""
+def _pool(workers: int, ctx: Any, warmth: Warmth = None) -> cf.ProcessPoolExecutor:
+    """A pool whose workers end when this process does, and start with what it has loaded
+    (:func:`~harness.batch.worker.start_worker`)."""
     return cf.ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)
+        max_workers=workers, mp_context=ctx, initializer=start_worker, initargs=(os.getpid(), warmth)
     )
 
 
@@ -191,12 +200,13 @@ def _process(
     tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None
 ) -> Iterator[Finished]:
     ctx = multiprocessing.get_context("spawn")
+    warmth = loader_warmth(options)
     source: Tasks = tasks
     isolate: list[list[Cell]] = []
     while True:
         broken: list[list[Cell]] = []
         unstarted: list[list[Cell]] = []
-        with _pool(workers, ctx) as pool:
+        with _pool(workers, ctx, warmth) as pool:
             futures: dict[cf.Future[list[Outcome]], list[Cell]] = {}
 
             try:
@@ -224,7 +234,7 @@ def _process(
             return
         # One at a time in one worker: the first task that breaks the pool is the culprit.
         while isolate:
-            with _pool(1, ctx) as pool:
+            with _pool(1, ctx, warmth) as pool:
                 in_order = [pool.submit(run_cells, t, options) for t in isolate]
                 rest: list[list[Cell]] = []
                 for i, (fut, task) in enumerate(zip(in_order, isolate, strict=True)):

@@ -67,6 +67,31 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), name="die-with-parent", daemon=True).start()
 
 
+Warmth = tuple[str, Any] | None
+"""What a pool's workers start with instead of loading it again: (the loader's module, its
+:func:`loader_warmth` state), or None."""
+
+
+def loader_warmth(options: SessionOptions) -> Warmth:
+    """What this process has loaded through ``options.loader`` that a worker would load again.
+
+    A loader's module may offer ``warm_state()`` (what it loaded, picklable) and ``warm(state)``
+    (take it as loaded): the families' loader does (:func:`harness.sim.family.warm_state`), so
+    that the families the parent drew to build the grid are not drawn again in every worker.
+    """
+    module = importlib.import_module(options.loader.partition(":")[0])
+    state = getattr(module, "warm_state", None)
+    return None if state is None else (module.__name__, state())
+
+
+def start_worker(parent: int, warmth: Warmth = None) -> None:
+    """Pool initializer: :func:`die_with_parent`, then take the parent's :func:`loader_warmth`."""
+    die_with_parent(parent)
+    if warmth is not None:
+        module, state = warmth
+        importlib.import_module(module).warm(state)
+
+
 def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_POLL_S)

@@ -60,7 +60,7 @@ def build_grid(
     workers as :func:`harness.sim.family.family_source` strings, not as files.
     """
     from harness.protocol import STRATEGIES
-    from harness.sim.family import family_source, load_family, sample
+    from harness.sim.family import drawn, family_source, load_family
     from harness.sim.registry import agent_class, check_agent_params, list_agents
     from harness.sim.scenario import list_scenarios, load_scenario
     from harness.worlds import is_world_name
@@ -70,7 +70,7 @@ def build_grid(
     family_names = given_names(families, "--family")
     for fname in family_names:
         fam = load_family(fname)
-        for index, (name, _) in enumerate(sample(fam, count, family_seed)):
+        for index, (name, _) in enumerate(drawn(fam, count, family_seed)):
             if name in sources:
                 raise UserError(f"--family {fname}: scenario {name} is drawn twice (a family named twice?)")
             names.append(name)
@@ -175,8 +175,15 @@ def warn_unsolvable(lines: list[str]) -> None:
 
 
 def load_comparison() -> None:
-    """Import what the comparison needs (pandas, scipy, statsmodels: most of its time in a study)."""
+    """Import what the comparison needs (pandas, scipy, statsmodels, rich, the report's modules:
+    after the run they were most of its time in a study)."""
+    import rich.console
+    import rich.table  # noqa: F401
+
     import harness.cli.compare
+    import harness.report.documents
+    import harness.report.effects
+    import harness.report.findings
     import harness.report.stats  # noqa: F401
 
 

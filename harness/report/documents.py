@@ -50,7 +50,7 @@ ADJUST = "holm"
 
 def check_baseline(df: pd.DataFrame, baseline: str) -> None:
     """``baseline`` is a strategy the run has sessions of; else a UserError that says which it has."""
-    if baseline not in set(df["strategy"]):
+    if baseline not in set(df["strategy"].unique()):
         if baseline not in STRATEGIES:
             raise unknown_name("--baseline strategy", baseline, STRATEGIES)
         raise UserError(
@@ -276,7 +276,7 @@ def effects(
     min_group = MIN_GROUP if min_group is None else min_group
     if df.empty:
         raise UserError(f"{source}: no finished sessions yet ({state.status or 'no status'})")
-    if baseline not in set(df["strategy"]):
+    if baseline not in set(df["strategy"].unique()):
         raise UserError(
             f"--baseline {baseline}: no sessions with that strategy (have: {sorted(set(df.strategy))})"
         )

@@ -222,13 +222,14 @@ def scenario_effects(
         other = head.pop("strategy")
         if other not in against:
             continue
-        for scenario, rec in per_scenario_pairs(pairs).iterrows():
-            effect = float(rec["delta"])  # other - base: the comparison's convention
+        per = per_scenario_pairs(pairs)
+        columns = (per[c].tolist() for c in ("pairs", "base_only", "other_only", "delta"))
+        for scenario, n, base_only, other_only, delta in zip(per.index, *columns, strict=True):
+            effect = float(delta)  # other - base: the comparison's convention
             label = str(scenario) + "".join(f" [{p}={head[p]}]" for p in factors)
             rows.append({**head, "against": other, "scenario": scenario, "unit": label,
-                         "pairs": int(rec["pairs"]), "base_only": int(rec["base_only"]),
-                         "other_only": int(rec["other_only"]), "effect": effect,
-                         "sign": sign_of(effect, min_effect)})  # fmt: skip
+                         "pairs": int(n), "base_only": int(base_only), "other_only": int(other_only),
+                         "effect": effect, "sign": sign_of(effect, min_effect)})  # fmt: skip
     return pd.DataFrame(rows, columns=["agent", *factors, *UNIT_COLUMNS])
 
 

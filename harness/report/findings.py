@@ -48,7 +48,7 @@ def headline(
     view shows."""
     from harness.report.effects import effect_shares, per_scenario_effects, scenario_effects
 
-    everyone = sorted(set(df["strategy"]) - {baseline})
+    everyone = sorted(set(df["strategy"].unique()) - {baseline})
     units = scenario_effects(df, baseline=baseline, against=everyone, min_effect=min_effect)
     per = per_scenario_effects(units, min_effect=min_effect)
     shares = effect_shares(per, adjust=adjust, min_effect=min_effect)
@@ -198,11 +198,11 @@ def findings(
     judged, broke = split_harness_errors(df)
     if len(broke):
         cannot.append(f"{len(broke)} sessions broke inside the harness and are left out (errors.log).")
-    if judged.empty or baseline not in set(judged["strategy"]):
+    if judged.empty or baseline not in set(judged["strategy"].unique()):
         cannot.insert(0, f"no {baseline} sessions to pair with: nothing to compare against "
                          f"(run {baseline} beside the others).")  # fmt: skip
         return Findings(baseline, adjust, min_effect, cannot=tuple(cannot))
-    others = sorted(set(judged["strategy"]) - {baseline})
+    others = sorted(set(judged["strategy"].unique()) - {baseline})
     if not others:
         cannot.insert(0, f"only {baseline} ran: no strategy to compare with it.")
         return Findings(baseline, adjust, min_effect, cannot=tuple(cannot))
@@ -216,7 +216,7 @@ def findings(
                bool(ties.get((r["agent"], r["against"]), False)))
         for r in rows
     )  # fmt: skip
-    agents = tuple(sorted(set(judged["agent"])))
+    agents = tuple(sorted(set(judged["agent"].unique())))
     unpaired = sorted(set(agents) - {c.agent for c in changes})
     for agent in unpaired:
         cannot.append(f"{agent} has no sessions under {baseline} to pair with.")

@@ -54,6 +54,7 @@ scenarios draws nothing: it is a function of the per-scenario totals alone.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 import struct
@@ -381,7 +382,14 @@ def adjust_pvalues(p: Sequence[float] | FloatArray, method: str = "holm") -> Flo
     out = values.copy()
     present = ~np.isnan(values)
     if method != "none" and present.any():
-        out[present] = multipletests(values[present], method=_MULTITEST[method])[1]
+        # statsmodels' Holm ends with a gc.collect() of its own, which walks every object of the
+        # process (a finished run's rows, tens of milliseconds each call); frozen objects are
+        # not walked, and unfreezing puts them back as they were.
+        gc.freeze()
+        try:
+            out[present] = multipletests(values[present], method=_MULTITEST[method])[1]
+        finally:
+            gc.unfreeze()
     return out
 
 
@@ -571,20 +579,53 @@ def recovery_interval(
     return (lo, hi)
 
 
-def paired_outcomes(sdf: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
-    """The pairs of a strategy's sessions with the baseline's: both indexed by the pair columns.
+def paired_outcomes(sdf: pd.DataFrame, base: pd.DataFrame, pair_cols: Sequence[str]) -> pd.DataFrame:
+    """The pairs of a strategy's sessions with the baseline's: rows of both that agree on ``pair_cols``.
 
     Returns one row per identical (scenario, agent, host, seed, params), in ``sdf``'s order, with
     columns ``scenario``, ``other`` and ``base`` (booleans).
     """
-    joined = sdf[["success"]].join(base[["success"]].rename(columns={"success": "base"}), how="inner")
+    if not _aligned(sdf, base, pair_cols):
+        return joined_outcomes(sdf, base, pair_cols)
+    return _pairs(sdf[CLUSTER], sdf["success"], base["success"])
+
+
+def joined_outcomes(sdf: pd.DataFrame, base: pd.DataFrame, pair_cols: Sequence[str]) -> pd.DataFrame:
+    """:func:`paired_outcomes` the plain way, by an inner join on ``pair_cols`` (what it does
+    whenever the rows are not aligned, and what its shortcut is tested against)."""
+    keys = list(pair_cols)
+    joined = sdf.set_index(keys)[["success"]].join(
+        base.set_index(keys)[["success"]].rename(columns={"success": "base"}), how="inner"
+    )
+    return _pairs(joined.index.get_level_values(CLUSTER), joined["success"], joined["base"])
+
+
+def _pairs(cluster: Any, other: pd.Series, base: pd.Series) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            CLUSTER: np.asarray(joined.index.get_level_values(CLUSTER), dtype=object),
-            "other": joined["success"].to_numpy(dtype=bool),
-            "base": joined["base"].to_numpy(dtype=bool),
+            CLUSTER: np.asarray(cluster, dtype=object),
+            "other": other.to_numpy(dtype=bool),
+            "base": base.to_numpy(dtype=bool),
         }
     )
+
+
+def _aligned(sdf: pd.DataFrame, base: pd.DataFrame, pair_cols: Sequence[str]) -> bool:
+    """Whether row i of ``sdf`` pairs with row i of ``base`` and with no other row: the same keys,
+    row for row, none twice. Then the join in :func:`paired_outcomes` would return the rows as
+    they are, and it is skipped: a grid where every strategy ran the same cells, sorted by
+    :func:`prepare`, is the usual case, and the join on a many-column index costs most of a
+    study's pairing. Any doubt (another length, a missing value, a repeated key) takes the join.
+    """
+    if len(sdf) != len(base):
+        return False
+    repeated = np.ones(max(len(sdf) - 1, 0), dtype=bool)
+    for col in pair_cols:
+        mine, theirs = sdf[col].to_numpy(), base[col].to_numpy()
+        if pd.isna(mine).any() or pd.isna(theirs).any() or not np.array_equal(mine, theirs):
+            return False
+        repeated &= mine[1:] == mine[:-1]
+    return not repeated.any()
 
 
 def per_scenario_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -722,13 +763,15 @@ def split_harness_errors(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def prepare(
-    df: pd.DataFrame, *, by: Sequence[str], group_params: bool
+    df: pd.DataFrame, *, by: Sequence[str], group_params: bool, keep: Sequence[str] | None = None
 ) -> tuple[pd.DataFrame, list[str], list[str]]:
     """The judged sessions made ready for grouping: (sorted copy, group columns, pair columns).
 
     ``harness_error`` sessions are left out (:func:`split_harness_errors`); ``success`` becomes
     boolean (missing counts as failure); rows are put in key order so that every interval is a
-    function of the sessions, not of the order their rows arrived in.
+    function of the sessions, not of the order their rows arrived in. With ``keep``, the copy
+    holds only the group, key and ``success`` columns and those named (the ones present): a
+    row has some 80 columns, and every group the caller splits off would copy them all.
     """
     df = split_harness_errors(df)[0]
     if df.empty:
@@ -738,6 +781,9 @@ def prepare(
             raise KeyError(col)
     params = param_columns(df)
     groups = [*by, *[p for p in params if p not in by and group_params]]
+    if keep is not None:
+        wanted = dict.fromkeys([*groups, *KEY_COLUMNS, *params, "success", *keep])
+        df = df[[c for c in wanted if c in df.columns]]
     out = df.copy()
     out["success"] = out["success"].fillna(False).astype(bool)
     for col in ("recoveries", "recovery_opportunities", "repeated_failing_calls"):
@@ -760,16 +806,16 @@ def paired_groups(
     group columns and ``strategy`` to their values; ``pairs`` is :func:`paired_outcomes`'s frame.
     A strategy with no pair (no baseline sessions to match) is left out.
     """
-    data, groups, pair_cols = prepare(df, by=by, group_params=group_params)
+    data, groups, pair_cols = prepare(df, by=by, group_params=group_params, keep=())
     out: list[tuple[dict[str, Any], pd.DataFrame]] = []
     grouped = data.groupby(groups, dropna=False, sort=True) if groups else [((), data)]
     for gkey, gdf in grouped:
         gvals = gkey if isinstance(gkey, tuple) else (gkey,)
-        base = gdf[gdf["strategy"] == baseline].set_index(pair_cols)
+        base = gdf[gdf["strategy"] == baseline]
         for strategy, sdf in gdf.groupby("strategy", sort=True):
             if strategy == baseline:
                 continue
-            pairs = paired_outcomes(sdf.set_index(pair_cols), base)
+            pairs = paired_outcomes(sdf, base, pair_cols)
             if not pairs.empty:
                 out.append(({**dict(zip(groups, gvals, strict=True)), "strategy": strategy}, pairs))
     return groups, out

@@ -270,6 +270,17 @@ def _pass_k(sdf: pd.DataFrame, task_cols: list[str], k: int) -> float:
     return float(np.nanmean(passes)) if not all(math.isnan(p) for p in passes) else math.nan
 
 
+_BY_UNIT_READS: tuple[str, ...] = (
+    *TASK_COLUMNS,
+    "status",
+    "recoveries",
+    "recovery_opportunities",
+    "recover_steps",
+    "repeated_failing_calls",
+)
+"""The columns :func:`_compare_by_unit` reads beside the groups, keys and ``success``."""
+
+
 def _compare_by_unit(
     df: pd.DataFrame,
     *,
@@ -286,14 +297,14 @@ def _compare_by_unit(
 ) -> pd.DataFrame:
     inference.check_unit(unit)
     inference.check_adjust(adjust)
-    data, groups, pair_cols = inference.prepare(df, by=by, group_params=group_params)
+    data, groups, pair_cols = inference.prepare(df, by=by, group_params=group_params, keep=_BY_UNIT_READS)
     task_cols = [c for c in [*TASK_COLUMNS, *param_columns(data)] if c in data.columns]
     opts: dict[str, Any] = {"unit": unit, "n_resamples": n_resamples, "confidence": confidence}
     rows: list[dict[str, Any]] = []
     grouped = data.groupby(groups, dropna=False, sort=True) if groups else [((), data)]
     for gkey, gdf in grouped:
         gvals = gkey if isinstance(gkey, tuple) else (gkey,)
-        base_df = gdf[gdf["strategy"] == baseline].set_index(pair_cols)
+        base_df = gdf[gdf["strategy"] == baseline]
         for strategy, sdf in gdf.groupby("strategy", sort=True):
             row: dict[str, Any] = dict(zip(groups, gvals, strict=True))
             row["strategy"] = strategy
@@ -325,7 +336,7 @@ def _compare_by_unit(
             if strategy == baseline or base_df.empty:
                 row.update(inference.EMPTY_PAIRED)
             else:
-                pairs = inference.paired_outcomes(sdf.set_index(pair_cols), base_df)
+                pairs = inference.paired_outcomes(sdf, base_df, pair_cols)
                 row.update(
                     inference.paired_summary(
                         pairs, rng=inference.rng_for(seed, "diff", *gvals, strategy), min_effect=min_effect,

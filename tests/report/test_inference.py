@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
@@ -23,7 +25,9 @@ from harness.report.inference import (
     cluster_t_interval,
     exact_interval,
     forest_frame,
+    joined_outcomes,
     paired_difference_interval,
+    paired_outcomes,
     rng_for,
     scenario_test,
 )
@@ -403,3 +407,42 @@ def test_the_scenario_interval_is_calibrated_where_the_session_interval_is_not(s
     got = coverage(repetitions=400, seed=17, n_resamples=400, scenarios=scenarios)
     assert 0.92 <= got["scenario"] <= 0.98, got
     assert got["session"] < 0.85, got
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["s1", "s2", "s3"]), st.integers(0, 3), st.sampled_from([0.5, 1.0, math.nan])
+        ),
+        max_size=12,
+    ),
+    st.lists(st.booleans(), min_size=24, max_size=24),
+    st.data(),
+)
+def test_pairing_aligned_rows_without_the_join_gives_what_the_join_gives(
+    keys: list[tuple[str, int, float]], outcomes: list[bool], data: st.DataObject
+) -> None:
+    """The shortcut of :func:`paired_outcomes` (rows already aligned, key for key) against its
+    plain path, on key lists that are aligned, shuffled, repeated, cut short or hold a NaN."""
+
+    def frame(rows: list[tuple[str, int, float]], offset: int) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "scenario": [r[0] for r in rows],
+                "seed": [r[1] for r in rows],
+                "agent.rate": [r[2] for r in rows],
+                "success": outcomes[offset : offset + len(rows)],
+            }
+        )
+
+    other_keys = data.draw(
+        st.one_of(
+            st.just(keys),
+            st.permutations(keys),
+            st.lists(st.sampled_from(keys or [("s1", 0, 1.0)]), max_size=12),
+        )
+    )
+    sdf, base = frame(keys, 0), frame(other_keys, 12)
+    cols = ["scenario", "seed", "agent.rate"]
+    pd.testing.assert_frame_equal(paired_outcomes(sdf, base, cols), joined_outcomes(sdf, base, cols))

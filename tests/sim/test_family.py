@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.sim import family as family_module
 from harness.sim.family import (
     FamilyError,
+    drawn,
     family_source,
     list_families,
     load_family,
@@ -15,6 +17,8 @@ from harness.sim.family import (
     sample,
     to_scenario,
     to_toml,
+    warm,
+    warm_state,
 )
 from harness.sim.scenario import list_scenarios, parse_scenario
 
@@ -54,6 +58,30 @@ def test_a_batch_source_gives_back_the_same_scenario() -> None:
     scenario = load_source(family_source(family, 4, 2, 3), ())
     assert scenario == to_scenario(drawn[3][1])
     assert load_source(family_source(family, 4, 2, 3), (("max_steps", 7),)).max_steps == 7
+
+
+def test_a_worker_given_the_parent_s_draws_loads_its_scenarios_without_drawing_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a pool's workers start with (:func:`harness.batch.worker.start_worker`): the draws
+    the parent made to build the grid, so that no worker draws a family again."""
+    family = load_family("mixed")
+    expected = to_scenario(drawn(family, 4, 2)[3][1])
+    state = warm_state()
+    source = family_source(family, 4, 2, 3)
+    monkeypatch.setattr(family_module, "_DRAWN", {})  # a fresh worker
+    load_source.cache_clear()
+
+    def no_drawing(*args: object) -> None:
+        raise AssertionError("the worker drew the family again")
+
+    monkeypatch.setattr(family_module, "sample", no_drawing)
+    monkeypatch.setattr(family_module, "load_family", no_drawing)
+    warm(state)
+    try:
+        assert load_source(source, ()) == expected
+    finally:
+        load_source.cache_clear()
 
 
 def test_a_changed_family_file_is_refused_by_a_run_that_sampled_it(tmp_path: Path) -> None:
