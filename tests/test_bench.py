@@ -119,11 +119,12 @@ def test_the_summary_names_the_two_headline_ratios_and_judges_the_targets() -> N
     info = summary(tidy(REPORT))
     assert info["ratio_to_floor"] == pytest.approx(0.5)
     assert info["ratio_to_official_sdk"] == pytest.approx(25.0)
-    targets = {t["key"]: t for t in info["targets"]}
-    assert targets["transport/tools/call/json"]["met"] is False  # 0.5 < 0.6
-    assert targets["client/tools/call/json"]["met"] is False  # 25 < 40
+    targets = {(t["key"], t["measure"]): t for t in info["targets"]}
+    assert targets["transport/tools/call/json", "ratio_to_floor"]["met"] is False  # 0.5 < 0.6
+    assert targets["client/tools/call/json", "ratio_to_official_sdk"]["met"] is False  # 25 < 40
     assert (
-        targets["sessions/scripted-20"]["measured"] is None and targets["sessions/scripted-20"]["met"] is None
+        targets["sessions/scripted-20", "ops_per_s"]["measured"] is None
+        and targets["sessions/scripted-20", "ops_per_s"]["met"] is None
     )
     json.dumps(info)  # the --format json object must serialize
 
@@ -143,23 +144,65 @@ def test_each_target_stands_beside_the_ceiling_its_own_run_allows() -> None:
             )
         )
     )
-    targets = {t["key"]: t for t in info["targets"]}
+    targets = {(t["key"], t["measure"]): t for t in info["targets"]}
     # the checked reference's 50 k/s over the official SDK's 1 k/s: a client path could be 50 x
-    call = targets["client/tools/call/json"]
+    call = targets["client/tools/call/json", "ratio_to_official_sdk"]
     assert call["ceiling"] == pytest.approx(50.0) and call["reachable"] is True and call["met"] is False
     # the json floor ratio's ceiling is the checked reference's own ratio to the floor
-    assert targets["transport/tools/call/json"]["ceiling"] == pytest.approx(0.5)
-    assert targets["transport/tools/call/json"]["reachable"] is False
+    assert targets["transport/tools/call/json", "ratio_to_floor"]["ceiling"] == pytest.approx(0.5)
+    assert targets["transport/tools/call/json", "ratio_to_floor"]["reachable"] is False
     assert "official SDK" in call["ceiling_of"]
     # the codec alone does 1,000 scripted sessions' messages a second: 2,000 is out of reach here
-    scripted = targets["sessions/scripted-20"]
+    scripted = targets["sessions/scripted-20", "ops_per_s"]
     assert scripted["ceiling"] == pytest.approx(1000.0) and scripted["reachable"] is False
     assert scripted["measured"] is None and scripted["met"] is None
     # a ceiling whose row (or whose floor) did not run is not guessed
-    assert targets["transport/tools/call/orjson"]["ceiling"] is None
-    assert targets["session/json"]["ceiling"] is None and targets["session/json"]["reachable"] is None
+    assert targets["transport/tools/call/orjson", "ratio_to_floor"]["ceiling"] is None
+    assert (
+        targets["session/json", "ratio_to_official_sdk"]["ceiling"] is None
+        and targets["session/json", "ratio_to_official_sdk"]["reachable"] is None
+    )
     text = targets_markdown(info)
     assert "| tools/call, x the official SDK | 25 | 40 | no | 50 |" in text
+
+
+def test_issue_39_s_targets_a_guard_a_bound_rebased_on_each_run_and_two_workers_at_1_8() -> None:
+    sessions = {"group": "sessions", "op": "session-20"}
+    info = summary(
+        tidy(
+            _report(
+                _bench("floor/session-20/json", 1e-4, layer="floor", **sessions),  # 10 k/s
+                _bench("floor/session-20/stateless/json", 2e-4, layer="floor", **sessions),  # 5 k/s
+                _bench("sessions/scripted-20", 1e-3, floor="floor/session-20/json", **sessions),  # 1 k/s
+                _bench(
+                    "sessions/scripted-20/stateless",
+                    1.15e-3,
+                    floor="floor/session-20/json",
+                    baseline="sessions/scripted-20",
+                    **sessions,
+                ),
+                _bench("scaling/process/2", 1.0, measured_ratio=1.75),
+            )
+        )
+    )
+    targets = {(t["key"], t["measure"]): t for t in info["targets"]}
+    # 1 k/s over a 10 k/s floor is 0.1 x: under the guard's 0.2
+    guard = targets["sessions/scripted-20", "ratio_to_floor"]
+    assert guard["measured"] == pytest.approx(0.1) and guard["threshold"] == 0.2 and guard["met"] is False
+    # A handshake session of 1 ms whose codec takes 0.1 ms; the stateless codec takes 0.2 ms, so
+    # with nothing else dearer the stateless session takes 1.1 ms: 1 / 1.1 of the handshake's rate.
+    stateless = targets["sessions/scripted-20/stateless", "ratio_to_baseline"]
+    assert stateless["ceiling"] == pytest.approx(1 / 1.1)
+    assert stateless["threshold"] == pytest.approx(0.9 / 1.1)  # 0.9 of the bound this run measured
+    assert stateless["measured"] == pytest.approx(1 / 1.15) and stateless["met"] is True
+    scaling = targets["scaling/process/2", "ratio_to_baseline"]
+    assert scaling["threshold"] == 1.8 and scaling["measured"] == 1.75 and scaling["met"] is False
+    # Without its floors' rows the stateless target falls back to the fixed 0.79, and says no ceiling.
+    bare = summary(tidy(_report(_bench("sessions/scripted-20/stateless", 1e-3, **sessions))))
+    fallback = {(t["key"], t["measure"]): t for t in bare["targets"]}[
+        "sessions/scripted-20/stateless", "ratio_to_baseline"
+    ]
+    assert fallback["threshold"] == 0.79 and fallback["ceiling"] is None and fallback["measured"] is None
 
 
 def test_a_quick_run_is_known_from_its_options_and_says_so_under_the_targets() -> None:

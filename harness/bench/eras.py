@@ -11,21 +11,11 @@ stateless request carries its own ``_meta`` (version, capabilities, client) and 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import timeit
 from collections.abc import Iterator
 
-from harness.bench.workloads import twenty_call_scenario, wire_floor
-
-
-def _messages(era: str) -> list[dict[str, object]]:
-    from harness.sim.session import run_session
-
-    trace = io.BytesIO()
-    run_session(twenty_call_scenario(), "naive", "is_error", 0, trace=trace, era=era)
-    records = [json.loads(line) for line in trace.getvalue().splitlines()]
-    return [r["msg"] for r in records if r["dir"] in ("c2s", "s2c")]
+from harness.bench.workloads import scripted_messages, twenty_call_scenario, wire_floor
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     scenario = twenty_call_scenario()
     rates: dict[str, tuple[float, float]] = {}
     for era in ("handshake", "stateless"):
-        messages = _messages(era)
+        messages = scripted_messages(scenario, era=era)
         size = sum(len(json.dumps(m, separators=(",", ":"))) for m in messages)
         floor = min(timeit.repeat(wire_floor("json", messages), number=args.number, repeat=7))
         seeds = iter(range(10**9))

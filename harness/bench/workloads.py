@@ -557,12 +557,12 @@ def twenty_call_scenario() -> Any:
     return parse_scenario(data, shown="<bench: twenty calls>")
 
 
-def scripted_messages(scenario: Any, seed: int = 0) -> list[Message]:
-    """Every wire message of one ``naive`` session of ``scenario``, read back from its trace."""
+def scripted_messages(scenario: Any, seed: int = 0, era: str = "handshake") -> list[Message]:
+    """Every wire message of one ``naive`` session of ``scenario`` in ``era``, read back from its trace."""
     from harness.sim.session import run_session
 
     trace = io.BytesIO()
-    result = run_session(scenario, "naive", "is_error", seed, trace=trace)
+    result = run_session(scenario, "naive", "is_error", seed, trace=trace, era=era)
     if result.status != "ok":
         raise RuntimeError(f"the session did not run: {result.status} {result.error}")
     records = [json.loads(line) for line in trace.getvalue().splitlines()]

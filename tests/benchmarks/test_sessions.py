@@ -68,11 +68,14 @@ def test_protocol_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
     assert result == 20
 
 
-def test_scripted_session_floor(benchmark: BenchmarkFixture) -> None:
-    """The json codec alone on the wire messages of one scripted 20-call session."""
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+def test_scripted_session_floor(benchmark: BenchmarkFixture, era: str) -> None:
+    """The json codec alone on the wire messages of one scripted 20-call session, per era: the
+    stateless floor over the handshake one bounds the stateless session's own ratio."""
     _module("harness.sim.session")
-    messages = w.scripted_messages(w.twenty_call_scenario())
-    tag(benchmark, key="floor/session-20/json", group="floor", op="session-20", layer="floor", codec="json")
+    messages = w.scripted_messages(w.twenty_call_scenario(), era=era)
+    key = "floor/session-20/json" if era == "handshake" else f"floor/session-20/{era}/json"
+    tag(benchmark, key=key, group="floor", op="session-20", layer="floor", codec="json")
     assert benchmark(w.wire_floor("json", messages)) == messages[-1]
 
 
