@@ -197,6 +197,9 @@ def test_issue_39_s_targets_a_guard_a_bound_rebased_on_each_run_and_two_workers_
     assert stateless["measured"] == pytest.approx(1 / 1.15) and stateless["met"] is True
     scaling = targets["scaling/process/2", "ratio_to_baseline"]
     assert scaling["threshold"] == 1.8 and scaling["measured"] == 1.75 and scaling["met"] is False
+    # A miss by a hair is not printed as the threshold itself.
+    edge = {**scaling, "measured": 1.7997}
+    assert "| 1.7997 | 1.8 | no |" in targets_markdown({**info, "targets": [edge]})
     # Without its floors' rows the stateless target falls back to the fixed 0.79, and says no ceiling.
     bare = summary(tidy(_report(_bench("sessions/scripted-20/stateless", 1e-3, **sessions))))
     fallback = {(t["key"], t["measure"]): t for t in bare["targets"]}[

@@ -721,7 +721,7 @@ def command(
     from harness.sim.family import LOADER, SOURCE_PREFIX
 
     if any(source.startswith(SOURCE_PREFIX) for _, source in sources):
-        # sampled scenarios are drawn again in each worker, from the family file
+        # a worker loads sampled scenarios from the family file, or from the draws made here
         options = dataclasses.replace(options, loader=LOADER)
     options = served_options(options)  # a served scenario's sessions start its real server
     from harness.worlds import world_options
