@@ -426,9 +426,10 @@ def _tasks(
     ``done``, and those of the agents in ``skip`` (they call a model, and run apart), are left
     out.
     """
-    per_block = max(1, (size if isinstance(size, int) else size(0)) // max(1, len(grid.strategies)))
+    sized = size if callable(size) else lambda _left: size
+    per_block = max(1, sized(0) // max(1, len(grid.strategies)))
     left = total
-    limit = size if isinstance(size, int) else size(left)
+    limit = sized(left)
     task: list[Cell] = []
     for block in grid.iter_blocks(per_block):
         if skip and block[0].agent in skip:
@@ -439,7 +440,7 @@ def _tasks(
         if task and len(task) + len(cells) > limit:
             yield task
             left -= len(task)
-            limit = size if isinstance(size, int) else size(left)
+            limit = sized(left)
             task = []
         task.extend(cells)
     if task:

@@ -761,11 +761,16 @@ def source_family(source: str) -> str | None:
     return None if spec is None else Path(spec["path"]).stem
 
 
-_DRAWN: dict[tuple[str, str, int, int], tuple[tuple[str, dict[str, Any]], ...]] = {}
-"""The families this process has sampled, by (resolved path, sha256, count, seed)."""
+Draws = tuple[tuple[str, dict[str, Any]], ...]
+"""A family's sample: ``(name, scenario table)`` pairs (:func:`sample`)."""
+DrawKey = tuple[str, str, int, int]
+"""A sample's identity: the family file's resolved path, its sha256, the count and the seed."""
+
+_DRAWN: dict[DrawKey, Draws] = {}
+"""The families this process has sampled."""
 
 
-def drawn(family: Family, count: int, seed: int) -> tuple[tuple[str, dict[str, Any]], ...]:
+def drawn(family: Family, count: int, seed: int) -> Draws:
     """:func:`sample`, kept: the batch's sources name these draws, and a pool's workers are
     handed them (:func:`warm_state`) instead of drawing every family again."""
     key = (str(family.path.resolve()), family.digest, count, seed)
@@ -774,26 +779,27 @@ def drawn(family: Family, count: int, seed: int) -> tuple[tuple[str, dict[str, A
     return _DRAWN[key]
 
 
-def _sampled(path: str, digest: str, count: int, seed: int) -> tuple[tuple[str, dict[str, Any]], ...]:
-    found = _DRAWN.get((path, digest, count, seed))
-    if found is not None:
-        return found
-    family = load_family(path)
-    if family.digest != digest:
-        raise FamilyError(
-            f"{path}: family: the file has changed since the run sampled it (sha256 {digest[:12]}..., "
-            f"now {family.digest[:12]}...); put the old file back or start a new run"
-        )
-    return _DRAWN.setdefault((path, digest, count, seed), drawn(family, count, seed))
+def _sampled(path: str, digest: str, count: int, seed: int) -> Draws:
+    key = (path, digest, count, seed)
+    if key not in _DRAWN:
+        family = load_family(path)
+        if family.digest != digest:
+            raise FamilyError(
+                f"{path}: family: the file has changed since the run sampled it (sha256 {digest[:12]}..., "
+                f"now {family.digest[:12]}...); put the old file back or start a new run"
+            )
+        _DRAWN[key] = tuple(sample(family, count, seed))
+    return _DRAWN[key]
 
 
-def warm_state() -> dict[tuple[str, str, int, int], tuple[tuple[str, dict[str, Any]], ...]]:
-    """What :func:`load_source` would draw again in a fresh process: the draws made here (a
-    study's five families take a worker about 0.3 s of CPU to draw; unpickled, a few ms)."""
+def warm_state() -> dict[DrawKey, Draws]:
+    """What :func:`load_source` would draw again in a fresh process: the draws made here (the
+    study's five families cost the parent the ``sampling`` row of ``python -m
+    harness.cli.study_time``, and each worker as much again)."""
     return dict(_DRAWN)
 
 
-def warm(state: dict[tuple[str, str, int, int], tuple[tuple[str, dict[str, Any]], ...]]) -> None:
+def warm(state: dict[DrawKey, Draws]) -> None:
     """Take another process's draws (:func:`warm_state`) as this one's: the same file (the key
     holds its sha256), count and seed give the same scenarios wherever they are drawn."""
     _DRAWN.update(state)
