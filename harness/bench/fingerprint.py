@@ -39,6 +39,11 @@ holds in them: such a column is left out of the digest while it holds that value
 from before and after it was added compare), and hashed as any other when it holds another."""
 
 
+SCENARIO_COLUMNS: frozenset[str] = frozenset({"max_steps"})
+"""Columns added later that copy a field of the scenario (its step budget), not anything the
+session did: always left out of the digest, so that digests from before and after they were added
+compare."""
+
 _UNSET = object()
 
 
@@ -76,7 +81,9 @@ def fingerprint(
                             row = {
                                 k: _plain(v)
                                 for k, v in result.to_row().items()
-                                if k != "wall_time_s" and LATER_COLUMNS.get(k, _UNSET) != v
+                                if k != "wall_time_s"
+                                and k not in SCENARIO_COLUMNS
+                                and LATER_COLUMNS.get(k, _UNSET) != v
                             }
                             line = json.dumps(row, sort_keys=True, default=str).encode() + b"\n"
                             rows.update(line)

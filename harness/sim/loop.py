@@ -609,7 +609,7 @@ class SessionLoop:
             "misreported": self.misreported(), "order_violations": self.order_violations,
             "answers_wrong": self.answers_wrong(), "messages_seen": self.messages_seen,
             "messages_read": int(metrics.get("messages_read", 0)), "harmful_calls": self.harmful,
-            "misled": self.misled,
+            "misled": self.misled, "max_steps": self.sc.max_steps,
         }  # fmt: skip
         values.update(own)
         return SessionResult.of(**values)

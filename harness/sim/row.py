@@ -25,7 +25,7 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 10
+ROW_VERSION = 11
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
 fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
@@ -39,7 +39,8 @@ issue 31, and the real server a session ran against, ``server``, issue 28), 8 si
 made after a damaging tool emptied its store is judged (``corrupted``, ``duplicated_writes``,
 ``correct``) and an agent given by file path is seeded without its folder (its draws), 9 since a
 session may be judged by a world's own check (``judge``; issue 40), 10 since a world's injection
-task judges harm (``injection``, ``security_breached``; issue 41). A run is
+task judges harm (``injection``, ``security_breached``; issue 41), 11 since a row carries its
+step budget (``max_steps``; issue 46), so that a failure can be counted at the budget. A run is
 resumed only by code that writes the same version, so one table never mixes two meanings or
 shapes, nor rows drawn two ways."""
 
@@ -206,6 +207,11 @@ class SessionResult:
         "the injection task's own security check says its goal was met (AgentDojo's judge; False "
         "when no injection)",
         False,
+    )
+    max_steps: int = _late_column(
+        "the step budget the session had (its scenario's max_steps): the most tool calls it could make, "
+        "where the budget-free effects count a failure (docs/results.md)",
+        0,
     )
     traceback: str = field(default="", repr=False, compare=False, metadata={"not_a_column": True})
     """Not a column: the Python traceback of what broke when status is harness_error (an agent's
