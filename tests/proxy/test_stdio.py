@@ -182,13 +182,13 @@ def test_a_broken_upstream_is_answered_with_internal_error_and_one_line(
         proxy("--timeout", "1", upstream=(sys.executable, str(PEERS / peer))), timeout=20
     )
     client = MCPClient(transport)
-    start = time.monotonic()
+    # The proxy's own answer (its -32603 names the cause) shows it did not wait out the
+    # client's 20 s transport timeout; no wall-clock bound, which a loaded machine breaks.
     with pytest.raises(RPCError) as info:
         client.initialize()
     assert info.value.code == -32603 and says in info.value.message
     with pytest.raises(RPCError):
         client.request("ping")
-    assert time.monotonic() - start < 10
     lines = stop(client, transport)
     troubles = [x for x in lines if "warning" in x]
     assert len(troubles) == 1 and stderr in troubles[0]

@@ -239,7 +239,9 @@ class TestSlowAndVanishingClients:
             reply = read_all(sock)
             took = time.monotonic() - start
         assert status_line(reply) == "HTTP/1.1 408 Request Timeout"
-        assert TIMEOUT * 0.9 < took < TIMEOUT + 3
+        assert (
+            TIMEOUT * 0.9 < took < TIMEOUT + 10
+        )  # the lower bound is the rule; the upper, generous for a loaded machine
 
     def test_headers_sent_a_byte_at_a_time_get_408_after_the_header_timeout(self, served: Served) -> None:
         partial = head(served.port, length=len(INIT))[:-2]  # never the blank line that ends the head
@@ -248,13 +250,15 @@ class TestSlowAndVanishingClients:
             reply = trickle(sock, partial, every=0.2)
             took = time.monotonic() - start
         assert status_line(reply) == "HTTP/1.1 408 Request Timeout"
-        assert TIMEOUT * 0.9 < took < TIMEOUT + 3
+        assert (
+            TIMEOUT * 0.9 < took < TIMEOUT + 10
+        )  # the lower bound is the rule; the upper, generous for a loaded machine
 
     def test_a_connection_that_sends_nothing_is_closed_after_the_header_timeout(self, served: Served) -> None:
         with connect(served.port) as sock:
             start = time.monotonic()
             assert sock.recv(4096) == b""
-            assert TIMEOUT * 0.9 < time.monotonic() - start < TIMEOUT + 3
+            assert TIMEOUT * 0.9 < time.monotonic() - start < TIMEOUT + 10
 
     def test_the_header_timeout_restarts_for_each_request_on_a_kept_alive_connection(
         self, served: Served
@@ -268,7 +272,9 @@ class TestSlowAndVanishingClients:
             reply = read_all(sock)
             took = time.monotonic() - start
         assert status_line(reply) == "HTTP/1.1 408 Request Timeout"
-        assert TIMEOUT * 0.9 < took < TIMEOUT + 3
+        assert (
+            TIMEOUT * 0.9 < took < TIMEOUT + 10
+        )  # the lower bound is the rule; the upper, generous for a loaded machine
 
     def test_a_response_that_outlives_the_header_timeout_is_not_cut(self, served: Served) -> None:
         with httpx.Client(timeout=10) as http:
