@@ -16,7 +16,6 @@ import concurrent.futures as cf
 import contextlib
 import ctypes
 import functools
-import importlib
 import io
 import os
 import signal
@@ -26,15 +25,15 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from harness.batch.grid import Cell
+from harness.batch.kinds import kind_for, load_source
+from harness.session import Loader, SessionKind, SessionSpec
+from harness.session.spec import Knobs
 from harness.sim.registry import split_agent_params
 from harness.sim.row import KEY_COLUMNS
 
-DEFAULT_SESSION_FN = "harness.sim.session:run_session"
-DEFAULT_BASELINE_FN = "harness.sim.session:run_baseline"
-DEFAULT_LOADER = "harness.batch.worker:load_cell_scenario"
 DEFAULT_LLM_CONCURRENCY = 4
 """``harness run --llm-concurrency``'s default: model requests in flight at once."""
 
@@ -67,29 +66,31 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), name="die-with-parent", daemon=True).start()
 
 
-Warmth = tuple[str, Any] | None
-"""What a pool's workers start with instead of loading it again: (the loader's module, its
-:func:`loader_warmth` state), or None."""
+Warmth = Mapping[Any, Any] | None
+"""What a pool's workers start with instead of drawing it again (:func:`loader_warmth`), or None."""
 
 
 def loader_warmth(options: SessionOptions) -> Warmth:
-    """What this process has loaded through ``options.loader`` that a worker would load again.
+    """The families this process has drawn, which a worker would draw again.
 
-    A loader's module may offer ``warm_state()`` (what it loaded, picklable) and ``warm(state)``
-    (take it as loaded): the families' loader does (:func:`harness.sim.family.warm_state`), so
-    that the families the parent drew to build the grid are not drawn again in every worker.
+    The families' loader hands its draws over (:func:`harness.sim.family.warm_state`), so that
+    the families the parent drew to build the grid are not drawn again in every worker; a batch
+    whose sessions are of a kind of its own (``options.kind``) has none.
     """
-    module = importlib.import_module(options.loader.partition(":")[0])
-    state = getattr(module, "warm_state", None)
-    return None if state is None else (module.__name__, state())
+    if options.kind is not None or "harness.sim.family" not in sys.modules:
+        return None
+    from harness.sim.family import warm_state
+
+    return warm_state() or None
 
 
 def start_worker(parent: int, warmth: Warmth = None) -> None:
     """Pool initializer: :func:`die_with_parent`, then take the parent's :func:`loader_warmth`."""
     die_with_parent(parent)
-    if warmth is not None:
-        module, state = warmth
-        importlib.import_module(module).warm(state)
+    if warmth:
+        from harness.sim.family import warm
+
+        warm(dict(warmth))
 
 
 def _watch_parent(parent: int) -> None:
@@ -105,9 +106,10 @@ class SessionOptions:
     codec: str = "json"
     traces: bool = False
     scenario_sources: tuple[tuple[str, str], ...] = ()
-    session_fn: str = DEFAULT_SESSION_FN
-    loader: str = DEFAULT_LOADER
-    """``module:function`` paths, so tests and plug-ins can swap what runs in a worker."""
+    kind: SessionKind | None = None
+    """The kind of session every cell runs as, and its loader (``kind.load``), instead of the one
+    :func:`harness.batch.kinds.kind_for` picks by the scenario: tests and plug-ins swap what runs
+    in a worker so (a module-level object, so that it pickles)."""
     agent_settings: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     """Knobs every session of an agent gets ((agent spec, ((knob, value), ...)), ...), under
     the ones its cell sweeps: ``harness run``'s ``--llm-*`` flags reach the llm agent so. The
@@ -115,8 +117,6 @@ class SessionOptions:
     llm_concurrency: int = DEFAULT_LLM_CONCURRENCY
     """Sessions of an agent that calls a model run this many at once, in threads, each with one
     request in flight: the requests in flight on this machine (per worker on Dask)."""
-    baseline_fn: str = DEFAULT_BASELINE_FN
-    """``module:function`` computing one fault-free baseline (for agents that call a model)."""
     session_timeout: float | None = DEFAULT_SESSION_TIMEOUT_S
     """Seconds a session may take before it is stopped as a ``harness_error`` (None: no limit)."""
 
@@ -196,7 +196,7 @@ class BaselineOutcome:
     """One fault-free baseline, run for a cell's key (:func:`run_baseline_cell`)."""
 
     baseline: Any
-    """A :class:`harness.sim.session.Baseline` (or what ``baseline_fn`` returns)."""
+    """A :class:`harness.sim.loop.Baseline` (or what the kind's ``baseline`` returns)."""
     usage: Mapping[str, float] | None = None
 
 
@@ -253,20 +253,10 @@ def halts_the_batch(exc: BaseException) -> bool:
     return bool(getattr(exc, "halts_the_batch", False))
 
 
-@functools.lru_cache(maxsize=8)
-def _resolve(path: str) -> Callable[..., Any]:
-    module, _, attr = path.partition(":")
-    fn: Callable[..., Any] = getattr(importlib.import_module(module), attr)
-    return fn
+class KindWithLoader(SessionKind, Protocol):
+    """A kind of session that brings its own loader (``SessionOptions.kind``)."""
 
-
-@functools.lru_cache(maxsize=256)
-def load_cell_scenario(source: str, params: tuple[tuple[str, Any], ...]) -> Any:
-    """The scenario a cell runs, loaded once per worker and parameter set."""
-    from harness.sim.scenario import load_scenario
-
-    scenario = load_scenario(source)
-    return scenario.with_overrides(dict(params)) if params else scenario
+    def load(self, source: str, overrides: Knobs, /) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -274,17 +264,17 @@ class TaskSetup:
     """What every cell of a task looks up, looked up once per task."""
 
     options: SessionOptions
-    fn: Callable[..., Any]
-    loader: Callable[..., Any]
+    loader: Loader
     sources: dict[str, str]
     settings: dict[str, dict[str, Any]]
 
     @classmethod
     def of(cls, options: SessionOptions) -> TaskSetup:
+        kind = options.kind
+        loader: Loader = load_source if kind is None else cast(KindWithLoader, kind).load
         return cls(
             options,
-            _resolve(options.session_fn),
-            _resolve(options.loader),
+            loader,
             dict(options.scenario_sources),
             {agent: dict(knobs) for agent, knobs in options.agent_settings},
         )
@@ -297,6 +287,16 @@ class TaskSetup:
             knobs = {**self.settings[cell.agent], **knobs}
         return self.loader(self.sources.get(cell.scenario, cell.scenario), overrides), knobs
 
+    def spec(self, cell: Cell) -> tuple[SessionKind, SessionSpec]:
+        """The kind of session that runs ``cell``, and the session's spec."""
+        scenario, knobs = self.cell(cell)
+        kind = self.options.kind or kind_for(scenario)
+        spec = SessionSpec(
+            scenario, cell.agent, cell.strategy, cell.seed, self.options.codec, cell.host, cell.era,
+            SessionSpec.knobs(knobs),
+        )  # fmt: skip
+        return kind, spec
+
 
 def cell_setup(cell: Cell, options: SessionOptions) -> tuple[Any, dict[str, Any]]:
     """The scenario a cell runs (its scenario overrides applied) and its agent's knobs."""
@@ -306,36 +306,22 @@ def cell_setup(cell: Cell, options: SessionOptions) -> tuple[Any, dict[str, Any]
 def run_cell(cell: Cell, options: SessionOptions, baseline: Any = None) -> Outcome:
     """Run one cell; never raises for a session's failure (a :func:`halts_the_batch` stop aside).
 
-    A cell's ``agent.<knob>`` parameters go to the session as ``agent_params`` (only when there
-    are some, so a session function that takes none still works); the rest, to the loader as
-    scenario overrides. The row records them all as they were swept. ``baseline``, when given,
-    is the session's precomputed fault-free baseline.
+    A cell's ``agent.<knob>`` parameters go to the session's spec as ``agent_params``; the rest,
+    to the loader as scenario overrides. The row records them all as they were swept.
+    ``baseline``, when given, is the session's precomputed fault-free baseline.
     """
     return _run_cell(TaskSetup.of(options), cell, baseline)
 
 
 def _run_cell(setup: TaskSetup, cell: Cell, baseline: Any = None) -> Outcome:
-    options, fn = setup.options, setup.fn
+    options = setup.options
     meter = model_meter(cell.agent)
     before = meter.mine() if meter is not None else None
     trace = io.BytesIO() if options.traces else None
     try:
-        scenario, knobs = setup.cell(cell)
-        extra: dict[str, Any] = {"agent_params": knobs} if knobs else {}
-        if baseline is not None:
-            extra["baseline"] = baseline
+        kind, spec = setup.spec(cell)
         with time_limit(options.session_timeout):
-            result = fn(
-                scenario,
-                cell.agent,
-                cell.strategy,
-                cell.seed,
-                codec=options.codec,
-                trace=trace,
-                host=cell.host,
-                era=cell.era,
-                **extra,
-            )
+            result = kind.run(spec, trace, baseline)
         row = dict(result.to_row())
         error = None
         if row.get("status") == "harness_error":
@@ -378,18 +364,10 @@ def run_baseline_cell(cell: Cell, options: SessionOptions) -> BaselineOutcome:
     meter = model_meter(cell.agent)
     before = meter.mine() if meter is not None else None
     try:
-        scenario, knobs = cell_setup(cell, options)
-        baseline = _resolve(options.baseline_fn)(
-            scenario,
-            cell.agent,
-            cell.seed,
-            options.codec,
-            host=cell.host,
-            era=cell.era,
-            agent_params=knobs or None,
-        )
+        kind, spec = TaskSetup.of(options).spec(cell)
+        baseline = kind.baseline(spec)
     except Exception as exc:  # a UserError (a cassette that misses, say) breaks the baseline
-        from harness.sim.session import Baseline
+        from harness.sim.loop import Baseline
 
         baseline = Baseline(False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
     return BaselineOutcome(baseline, _spent(meter, before))

@@ -66,28 +66,19 @@ from harness.proxy.upstream import StdioUpstream
 from harness.sim.agent import RPCErrorObservation, ToolResult
 from harness.sim.faults import FAULT_KIND_TABLE
 from harness.sim.host import Host
-from harness.sim.loop import BaselineCache, SessionLoop, entry_points
+from harness.sim.loop import BaselineCache, LoopKind, SessionLoop
 from harness.sim.row import SessionResult
 from harness.sim.scenario import ANY, Option, Scenario, Subgoal
 from harness.sim.seeding import derive_seed
 from harness.sim.served import WORKDIR, Check, ServedScenario, holds, without_faults
-from harness.sim.session import run_baseline, run_session
 from harness.sim.trace import Trace
 
 __all__ = [
-    "BASELINE_FN",
-    "LOADER",
-    "SESSION_FN",
+    "SERVED",
     "problems",
     "run_served_baseline",
     "run_served_session",
 ]
-
-SESSION_FN = "harness.proxy.session:run_served_session"
-"""``SessionOptions.session_fn`` of a run with served scenarios (a simulated one passes through)."""
-BASELINE_FN = "harness.proxy.session:run_served_baseline"
-LOADER = "harness.sim.family:load_source"
-"""The batch loader that reads a :func:`~harness.sim.served.served_source` (and every other source)."""
 
 WAIT_S = float(os.environ.get("HARNESS_SERVED_WAIT_S", DEFAULT_WAIT_S))
 """Real seconds a session waits for the server's answer before its call counts as hung."""
@@ -202,9 +193,6 @@ class _Served(SessionLoop):
         self.core: Any = None
         self.link: ProxyTransport | None = None
 
-    @staticmethod
-    def serves(sc: Scenario) -> bool:
-        return isinstance(sc, ServedScenario)
 
     @staticmethod
     def without_faults(sc: Scenario) -> Scenario:
@@ -530,13 +518,13 @@ def _load(source: str) -> Scenario:
 BASELINE_CACHE_SIZE = 1024
 _BASELINES = BaselineCache(BASELINE_CACHE_SIZE)
 
-run_served_session, run_served_baseline = entry_points(
-    _Served, _load, _BASELINES, module=__name__, names=("run_served_session", "run_served_baseline"),
-    otherwise=(run_session, run_baseline),
-)  # fmt: skip
-"""A served session with its fault-free baseline (:func:`harness.sim.loop.entry_points`): the
-same arguments and the same record as :func:`harness.sim.session.run_session`, the proxy and a
-server process beneath the client. Any other scenario is run by the simulation."""
+SERVED = LoopKind("served", _Served, _load, _BASELINES)
+"""The served kind of session: the same arguments and the same record as the simulation's, the
+proxy and a server process beneath the client."""
+
+run_served_session = SERVED.run_session
+"""One served session with its fault-free baseline (:meth:`harness.sim.loop.LoopKind.run_session`)."""
+run_served_baseline = SERVED.run_baseline
 
 
 def _text(result: Mapping[str, Any]) -> str:

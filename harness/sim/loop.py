@@ -30,7 +30,7 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import IO, Any, ClassVar, Protocol
+from typing import IO, Any, ClassVar
 
 from harness.errors import UserError, unknown_name
 from harness.protocol.client import MCPClient
@@ -38,6 +38,7 @@ from harness.protocol.codecs import CODECS, get_codec
 from harness.protocol.errors import ServerCrashed, TransportError
 from harness.protocol.inputs import ELICIT
 from harness.protocol.strategies import STRATEGIES
+from harness.session import SessionSpec
 from harness.sim.agent import (
     Agent,
     CallTool,
@@ -212,10 +213,6 @@ class SessionLoop:
     def setup(self) -> None:
         """The kind of session's own state, made once the common state is (a server, a store)."""
 
-    @staticmethod
-    def serves(sc: Scenario) -> bool:
-        """Whether a scenario is one this kind of session runs (a served one, a world task)."""
-        return True
 
     @staticmethod
     def without_faults(sc: Scenario) -> Scenario:
@@ -779,70 +776,42 @@ def run_judged(
     return result
 
 
-class SessionFunction(Protocol):
-    """``run_session``'s signature, which every kind of session's entry point has."""
+@dataclass(frozen=True)
+class LoopKind:
+    """A kind of session that runs on :class:`SessionLoop`: the subclass that serves its tools
+    and judges it, the loader of its sources, and its per-process baseline cache.
 
-    def __call__(
-        self,
-        scenario: Scenario | str,
-        agent: Agent | str,
-        strategy: str,
-        seed: int,
-        codec: str = "json",
-        trace: IO[bytes] | None = None,
-        *,
-        host: str = "typical",
-        agent_params: Mapping[str, Any] | None = None,
-        era: str = "handshake",
-        baseline: Baseline | Callable[[], Baseline] | None = None,
-    ) -> SessionResult: ...
-
-
-class BaselineFunction(Protocol):
-    """``run_baseline``'s signature (a batch's ``baseline_fn``)."""
-
-    def __call__(
-        self,
-        scenario: Scenario | str,
-        agent: str,
-        seed: int,
-        codec: str = "json",
-        *,
-        host: str = "typical",
-        era: str = "handshake",
-        agent_params: Mapping[str, Any] | None = None,
-    ) -> Baseline: ...
-
-
-def entry_points(
-    kind: type[SessionLoop],
-    load: Callable[[str], Scenario],
-    cache: BaselineCache,
-    *,
-    module: str,
-    names: tuple[str, str],
-    otherwise: tuple[SessionFunction, BaselineFunction] | None = None,
-) -> tuple[SessionFunction, BaselineFunction]:
-    """A kind of session's ``run_session`` and ``run_baseline``: one signature for every kind.
-
-    The session function runs one session and returns its record (:func:`run_judged`):
-    ``scenario`` is a :class:`Scenario` or what ``load`` reads (a shipped name, a path, a source
-    a batch recorded); ``agent`` an :class:`Agent` or a registry name; ``trace`` a binary file
-    the JSONL trace is written to (it is hashed either way); ``agent_params`` the agent's knobs
-    (:meth:`Agent.configure`; the row's ``agent`` stays the spec); ``era`` one of :data:`ERAS`;
-    ``baseline`` the fault-free baseline, precomputed (by the baseline function) or a function
-    that returns it once the session has run (it may be running beside it), else it is run here
-    (or found in ``cache``). Unknown names raise UserError before anything runs; anything that
-    breaks inside becomes a ``harness_error`` record rather than an exception. The baseline
-    function runs that baseline on its own with a fresh agent: a batch runs it once per key and
-    hands it to the sessions. A scenario this kind does not serve (:meth:`SessionLoop.serves`)
-    goes to ``otherwise`` (the simulation), so a batch may mix kinds.
-
-    Both are given ``names`` in ``module``, so that a batch can name them as strings and pickle
-    finds them.
+    It is a :class:`~harness.session.SessionKind` (:meth:`run`, :meth:`baseline` take a
+    :class:`~harness.session.SessionSpec`), and offers the same as plain functions of the
+    arguments for callers that hold an agent object rather than a spec (:meth:`run_session`,
+    :meth:`run_baseline`: ``harness.sim.session.run_session`` is one).
     """
 
+    name: str
+    loop: type[SessionLoop]
+    load: Callable[[str], Scenario]
+    cache: BaselineCache
+
+    def scenario(self, scenario: Scenario | str) -> Scenario:
+        return scenario if isinstance(scenario, Scenario) else self.load(scenario)
+
+    def run(self, spec: SessionSpec, trace: IO[bytes] | None = None, baseline: Any = None) -> SessionResult:
+        """Run ``spec`` and return its record, judged against its fault-free baseline
+        (precomputed, a function that returns it once the session has run, or None: found in
+        the cache or run here)."""
+        return run_judged(
+            self.loop, self.scenario(spec.scenario), spec.agent, spec.strategy, spec.seed, spec.codec, trace,
+            host=spec.host, agent_params=spec.params, era=spec.era, baseline=baseline, cache=self.cache,
+        )  # fmt: skip
+
+    def baseline(self, spec: SessionSpec) -> Baseline:
+        """The fault-free baseline of ``spec``'s session, run on its own with a fresh agent."""
+        sc = self.scenario(spec.scenario)
+        agent = make_agent(spec.agent, spec.params)
+        return run_baseline_of(self.loop, sc, agent, spec.agent, spec.seed, spec.codec, spec.host, spec.era)
+
     def run_session(
+        self,
         scenario: Scenario | str,
         agent: Agent | str,
         strategy: str,
@@ -855,14 +824,13 @@ def entry_points(
         era: str = "handshake",
         baseline: Baseline | Callable[[], Baseline] | None = None,
     ) -> SessionResult:
-        sc = scenario if isinstance(scenario, Scenario) else load(scenario)
-        if otherwise is not None and not kind.serves(sc):
-            return otherwise[0](sc, agent, strategy, seed, codec, trace, host=host, agent_params=agent_params,
-                                era=era, baseline=baseline)  # fmt: skip
-        return run_judged(kind, sc, agent, strategy, seed, codec, trace, host=host, agent_params=agent_params,
-                          era=era, baseline=baseline, cache=cache)  # fmt: skip
+        """:meth:`run` of the spec these arguments name; ``agent`` may be an :class:`Agent` (the
+        row is named by its ``name``), given its knobs if any."""
+        return run_judged(self.loop, self.scenario(scenario), agent, strategy, seed, codec, trace, host=host,
+                          agent_params=agent_params, era=era, baseline=baseline, cache=self.cache)  # fmt: skip
 
     def run_baseline(
+        self,
         scenario: Scenario | str,
         agent: str,
         seed: int,
@@ -872,18 +840,6 @@ def entry_points(
         era: str = "handshake",
         agent_params: Mapping[str, Any] | None = None,
     ) -> Baseline:
-        sc = scenario if isinstance(scenario, Scenario) else load(scenario)
-        if otherwise is not None and not kind.serves(sc):
-            return otherwise[1](sc, agent, seed, codec, host=host, era=era, agent_params=agent_params)
-        return run_baseline_of(kind, sc, make_agent(agent, agent_params), agent, seed, codec, host, era)
-
-    for fn, name in zip((run_session, run_baseline), names, strict=True):
-        fn.__name__ = fn.__qualname__ = name
-        fn.__module__ = module
-    run_session.__doc__ = (
-        f"Run one session of {kind.__name__} and return its record (:func:`{__name__}.entry_points`)."
-    )
-    run_baseline.__doc__ = (
-        f"The fault-free baseline of a session of {kind.__name__} (:func:`{__name__}.entry_points`)."
-    )
-    return run_session, run_baseline
+        """:meth:`baseline` of the spec these arguments name."""
+        spec = SessionSpec(scenario, agent, BASELINE_STRATEGY, seed, codec, host, era, SessionSpec.knobs(agent_params))
+        return self.baseline(spec)

@@ -53,7 +53,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.errors import UserError, unknown_name
 from harness.protocol.tools import Tool
@@ -206,6 +206,9 @@ class Event:
 @dataclass(frozen=True)
 class Scenario:
     """A validated scenario. Frozen; :meth:`with_overrides` returns a changed copy."""
+
+    session_kind: ClassVar[str] = "simulated"
+    """Which kind of session runs it (:func:`harness.batch.kinds.kind_for`)."""
 
     name: str
     description: str

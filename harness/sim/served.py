@@ -64,7 +64,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from harness.sim.scenario import (
@@ -155,6 +155,9 @@ class ServedScenario(Scenario):
     read-back looks for a catalogue record and would misread a real answer): the checks are in
     :attr:`checks`, by subgoal index.
     """
+
+    session_kind: ClassVar[str] = "served"
+    """Which kind of session runs it (:func:`harness.batch.kinds.kind_for`)."""
 
     server: ServerSpec = ServerSpec((), "")
     checks: tuple[Check | None, ...] = ()

@@ -58,8 +58,8 @@ from harness.sim.loop import (
     AgentContractError,
     Baseline,
     BaselineCache,
+    LoopKind,
     SessionLoop,
-    entry_points,
     oracle_fails,
 )
 from harness.sim.outcome import completes, is_write, judge_record, record_arguments, satisfies
@@ -77,6 +77,7 @@ __all__ = [
     "FAULT_KINDS",
     "ROW_COLUMNS",
     "RPC_CODES",
+    "SIMULATED",
     "STATUSES",
     "AgentContractError",
     "Baseline",
@@ -609,15 +610,17 @@ BASELINE_CACHE_SIZE = 4096
 
 _BASELINES = BaselineCache(BASELINE_CACHE_SIZE)
 
-run_session, run_baseline = entry_points(
-    _Session, load_scenario, _BASELINES, module=__name__, names=("run_session", "run_baseline")
-)
-"""One simulated session with its fault-free baseline (:func:`harness.sim.loop.entry_points`):
-``run_session(scenario, agent, strategy, seed, codec="json", trace=None, *, host="typical",
-agent_params=None, era="handshake", baseline=None)`` runs one and returns its record;
-``run_baseline(scenario, agent, seed, ...)`` runs the baseline alone, which a batch runs once per
-key and hands to the sessions. The stack is the catalogue's tools behind an ``MCPServer`` over
-the in-memory transport (:class:`_Session`), the loop :class:`harness.sim.loop.SessionLoop`'s."""
+SIMULATED = LoopKind("simulated", _Session, load_scenario, _BASELINES)
+"""The simulated kind of session: the catalogue's tools behind an ``MCPServer`` over the in-memory
+transport (:class:`_Session`), the loop :class:`harness.sim.loop.SessionLoop`'s."""
+
+run_session = SIMULATED.run_session
+"""One simulated session with its fault-free baseline: ``run_session(scenario, agent, strategy,
+seed, codec="json", trace=None, *, host="typical", agent_params=None, era="handshake",
+baseline=None)`` runs one and returns its record (:meth:`harness.sim.loop.LoopKind.run_session`)."""
+run_baseline = SIMULATED.run_baseline
+"""``run_baseline(scenario, agent, seed, ...)`` runs the baseline alone, which a batch runs once
+per key and hands to the sessions."""
 
 
 class _OracleView:

@@ -25,7 +25,7 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.errors import UserError, unknown_name
 from harness.sim.family import Numbers, Weights
@@ -80,6 +80,9 @@ text from a real stack, real servers' own texts or the template with equal weigh
 @dataclass(frozen=True)
 class WorldScenario(Scenario):
     """A world task as a scenario (see the module's docstring)."""
+
+    session_kind: ClassVar[str] = "world"
+    """Which kind of session runs it (:func:`harness.batch.kinds.kind_for`)."""
 
     world: str = WORLD
     suite: str = ""

@@ -41,23 +41,21 @@ from harness.sim.agent import RPCErrorObservation, ToolResult
 from harness.sim.catalogue import CatalogueTool, World
 from harness.sim.faults import FAULT_KIND_TABLE, CallOutcome, FaultEngine
 from harness.sim.host import Host
-from harness.sim.loop import BaselineCache, SessionLoop, entry_points, oracle_fails
+from harness.sim.loop import BaselineCache, LoopKind, SessionLoop, oracle_fails
 from harness.sim.row import SessionResult
 from harness.sim.scenario import Scenario, Task
 from harness.sim.seeding import derive_seed
 from harness.sim.session import (
     ORACLE_SEEDS,
     Solvability,
-    run_baseline,
-    run_session,
 )
-from harness.worlds import BASELINE_FN, LOADER, SESSION_FN, WORLD, agentdojo
+from harness.worlds import WORLD, agentdojo
 from harness.worlds.events import EVENT_KINDS, Change, apply_event, reword, substitute
 from harness.worlds.injections import INJECTIONS, Injection
 from harness.worlds.injections import draw as draw_injection
 from harness.worlds.scenario import WorldScenario, load_source
 
-__all__ = ["BASELINE_FN", "LOADER", "SESSION_FN", "run_world_baseline", "run_world_session", "world_check"]
+__all__ = ["WORLD_KIND", "run_world_baseline", "run_world_session", "world_check"]
 
 
 def _never(world: World, arguments: dict[str, Any]) -> str:
@@ -109,9 +107,6 @@ class WorldSession(SessionLoop):
         self.breached = False
         """The injection task's own security check said its goal was met."""
 
-    @staticmethod
-    def serves(sc: Scenario) -> bool:
-        return isinstance(sc, WorldScenario)
 
     # -- the stack --------------------------------------------------------------------------------
 
@@ -318,13 +313,13 @@ class WorldSession(SessionLoop):
 BASELINE_CACHE_SIZE = 1024
 _BASELINES = BaselineCache(BASELINE_CACHE_SIZE)
 
-run_world_session, run_world_baseline = entry_points(
-    WorldSession, load_source, _BASELINES, module=__name__, names=("run_world_session", "run_world_baseline"),
-    otherwise=(run_session, run_baseline),
-)  # fmt: skip
-"""A world session with its fault-free baseline (:func:`harness.sim.loop.entry_points`): the
-same arguments and the same record as :func:`harness.sim.session.run_session`, the world's tools
-and judge beneath the loop. Any other scenario is run by the simulation."""
+WORLD_KIND = LoopKind("world", WorldSession, load_source, _BASELINES)
+"""The world kind of session: the same arguments and the same record as the simulation's, the
+world's tools and judge beneath the loop."""
+
+run_world_session = WORLD_KIND.run_session
+"""One world session with its fault-free baseline (:meth:`harness.sim.loop.LoopKind.run_session`)."""
+run_world_baseline = WORLD_KIND.run_baseline
 
 
 def _as_planned(planned: Mapping[str, Any], given: Mapping[str, Any], properties: Mapping[str, Any]) -> bool:
