@@ -78,6 +78,8 @@ REAP_EVERY_S = 0.25
 """How often the front looks for sessions to close."""
 GONE = "client gone"
 IDLE = "idle"
+DEFAULT_MAX_SESSIONS = 64
+"""Live upstream sessions the front holds at once; past it a new session is refused, no process started."""
 
 
 class _Refuse(Exception):
@@ -179,8 +181,11 @@ class ProxyHTTP:
         allowed_hosts: Iterable[str] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         idle: float | None = DEFAULT_SESSION_IDLE_S,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
     ) -> None:
         self.make_link = make_link
+        self.max_sessions = max_sessions
+        """Cap on live sessions: each one is an upstream process, so an unbounded count is a fork bomb."""
         self.idle = idle
         """Seconds a session may sit idle before it is closed (None: never)."""
         self.abandoned: Counter[str] = Counter()
@@ -246,6 +251,10 @@ class ProxyHTTP:
     async def _open(self, sid: str | None) -> FrontSession:
         number = 0  # the stateless connection
         if sid is not None:
+            if len(self.sessions) >= self.max_sessions:
+                raise _Refuse(
+                    503, INTERNAL_ERROR, f"too many live sessions (--max-sessions {self.max_sessions})"
+                )
             self._count += 1
             number = self._count
         session = FrontSession(sid, asyncio.get_running_loop())
