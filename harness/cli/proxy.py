@@ -33,6 +33,7 @@ import click
 from harness.cli.choices import NameChoice
 from harness.errors import UserError
 from harness.protocol.strategies import STRATEGIES
+from harness.proxy.core import DEFAULT_MAX_SESSIONS
 
 
 def _say(line: str) -> None:
@@ -102,6 +103,15 @@ def _trace_stream(trace: str | None, use_http: bool) -> IO[bytes] | None:
     help="HTTP front: close a session (and stop its server) after S seconds with nothing in flight "
     "and no stream open (0: never). A session whose client hung up mid-call closes within a second.",
 )
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_SESSIONS,
+    show_default=True,
+    metavar="N",
+    help="HTTP front: live sessions (each one a server process) held at once; past N a new session "
+    "gets HTTP 503 and a JSON-RPC error, and no server is started.",
+)
 @click.argument("server_command", nargs=-1, metavar="-- COMMAND [ARGS]...")
 def command(
     strategy: str,
@@ -114,6 +124,7 @@ def command(
     upstream: str | None,
     timeout: float,
     session_idle: float,
+    max_sessions: int,
     server_command: tuple[str, ...],
 ) -> None:
     """Proxy MCP between a client and a real server, rewriting errors and injecting faults.
@@ -142,6 +153,7 @@ def command(
         seed=seed,
         timeout=timeout or None,
         session_idle=session_idle or None,
+        max_sessions=max_sessions,
     )
     stream = _trace_stream(trace, use_http)
     target = upstream if upstream is not None else shlex.join(server_command)

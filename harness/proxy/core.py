@@ -124,6 +124,8 @@ OWN_ID_PREFIX = "harness-proxy-"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_GRACE = 1.0
 """Seconds a request in flight may still get a good answer after the upstream wrote garbage."""
+DEFAULT_MAX_SESSIONS = 64
+"""HTTP front: live upstream sessions held at once; past it a new session is refused, no process started."""
 SILENT_KINDS: frozenset[str] = frozenset({"silent", "silent_noop"})
 STOP_AT_END = "end of input"
 """Why a proxy stops when its client closed the connection: the ordinary end, not noted in the trace

@@ -46,12 +46,18 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from harness.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, TransportError
+from harness.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    TransportError,
+)
 from harness.protocol.messages import Message, RequestId, error_response, notification, reply_id
 from harness.protocol.server import parse_json
 from harness.protocol.stateless import CANCELLED
 from harness.protocol.versions import META_PROTOCOL_VERSION, is_stateless
-from harness.proxy.core import STOP_AT_END
+from harness.proxy.core import DEFAULT_MAX_SESSIONS, STOP_AT_END
 from harness.proxy.link import ClientSink, ProxyLink
 from harness.transports.http import (
     DEFAULT_MAX_BODY_BYTES,
@@ -89,6 +95,15 @@ class _Refuse(Exception):
         if self.code is None:
             return Response(self.message, status_code=self.status, media_type="text/plain")
         return _json(error_response(self.req_id, self.code, self.message), self.status)
+
+
+def _check_initialize(message: Message, rid: Any) -> None:
+    """Refuse an ``initialize`` no server could accept before a process is started for it."""
+    params = message.get("params")
+    if not isinstance(params, dict):
+        raise _Refuse(400, INVALID_PARAMS, "initialize needs params: an object", rid)
+    if not isinstance(params.get("protocolVersion"), str):
+        raise _Refuse(400, INVALID_PARAMS, "initialize needs params.protocolVersion: a string", rid)
 
 
 def _dump(message: Message) -> bytes:
@@ -179,8 +194,11 @@ class ProxyHTTP:
         allowed_hosts: Iterable[str] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         idle: float | None = DEFAULT_SESSION_IDLE_S,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
     ) -> None:
         self.make_link = make_link
+        self.max_sessions = max_sessions
+        """Cap on live sessions: each one is an upstream process, so an unbounded count is a fork bomb."""
         self.idle = idle
         """Seconds a session may sit idle before it is closed (None: never)."""
         self.abandoned: Counter[str] = Counter()
@@ -194,6 +212,7 @@ class ProxyHTTP:
         self._stateless: FrontSession | None = None
         self._stateless_lock: asyncio.Lock | None = None
         self._count = 0
+        self._opening = 0  # sessions whose upstream is starting: counted against the cap too
         self.app = Starlette(routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])])
 
     async def _endpoint(self, request: Request) -> Response:
@@ -243,19 +262,29 @@ class ProxyHTTP:
 
     # -- sessions -----------------------------------------------------------------------------------
 
-    async def _open(self, sid: str | None) -> FrontSession:
+    async def _open(self, sid: str | None, req_id: Any = None) -> FrontSession:
         number = 0  # the stateless connection
         if sid is not None:
+            if len(self.sessions) + self._opening >= self.max_sessions:
+                raise _Refuse(
+                    503,
+                    INTERNAL_ERROR,
+                    f"too many live sessions (--max-sessions {self.max_sessions}); try again later",
+                    req_id,
+                )
             self._count += 1
             number = self._count
         session = FrontSession(sid, asyncio.get_running_loop())
         if self._reaper is None:
             self._reaper = asyncio.create_task(self._reap())
         session.link = self.make_link(session.sink, number)
+        self._opening += 1
         try:
             await anyio.to_thread.run_sync(session.link.start)
         except TransportError as exc:
-            raise _Refuse(502, INTERNAL_ERROR, f"the upstream server did not start: {exc}") from None
+            raise _Refuse(502, INTERNAL_ERROR, f"the upstream server did not start: {exc}", req_id) from None
+        finally:
+            self._opening -= 1
         return session
 
     async def _stateless_session(self) -> FrontSession:
@@ -373,7 +402,8 @@ class ProxyHTTP:
         if stateless:
             session = await self._stateless_session()
         elif is_request and method == "initialize":
-            session = await self._open(uuid.uuid4().hex)
+            _check_initialize(message, rid)  # a server process only for a well-formed initialize
+            session = await self._open(uuid.uuid4().hex, rid)
             assert session.id is not None
             self.sessions[session.id] = session
         else:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from harness.errors import UserError
-from harness.proxy.core import DEFAULT_GRACE, DEFAULT_TIMEOUT, ProxyCore
+from harness.proxy.core import DEFAULT_GRACE, DEFAULT_MAX_SESSIONS, DEFAULT_TIMEOUT, ProxyCore
 from harness.proxy.link import ClientSink, ProxyLink
 from harness.proxy.plan import Plan
 from harness.proxy.stdio import Stop, serve_proxy_stdio
@@ -42,6 +42,8 @@ class ProxyConfig:
     session_idle: float | None = None
     """HTTP front: seconds a session may sit with nothing in flight and no stream open before
     it is closed and its server stopped (None: never)."""
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    """HTTP front: live sessions held at once (each one a server process); past it, refused."""
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.url is not None):
@@ -171,6 +173,7 @@ def run_http(
         lambda sink, number: make_link(config, sink, trace=trace, warn=warn, warned=warned, session=number),
         allowed_hosts=names,
         idle=config.session_idle,
+        max_sessions=config.max_sessions,
     )
     try:
         sock = bind_socket(host, port)
