@@ -24,9 +24,7 @@ from harness.errors import UserError
 from harness.fixtures.fakes import fake_options, kill_grid
 from harness.sim.row import ROW_VERSION
 
-FAKE = SessionOptions(
-    session_fn="harness.fixtures.fakes:fake_session", loader="harness.fixtures.fakes:fake_loader", traces=True
-)
+FAKE = fake_options(traces=True)
 
 
 def grid(agents: tuple[str, ...] = ("a", "b"), seeds: int = 6) -> Grid:

@@ -12,7 +12,7 @@ A new kind of session is a new row here, and a scenario class whose ``session_ki
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from harness.errors import unknown_name
@@ -52,6 +52,26 @@ def kind_for(scenario: Any) -> SessionKind:
     if not isinstance(name, str) or name not in KINDS:
         raise unknown_name("kind of session", str(name), tuple(KINDS))
     return KINDS[name]()
+
+
+def source_kind(source: str) -> str:
+    """The kind of session a cell's scenario source (or a shipped name) runs as, read from the
+    source alone, with nothing loaded: what ``harness run`` needs to know before a run (whether
+    a real server is involved, whether sessions run in this process)."""
+    from harness.sim.served import SERVED_PREFIX
+    from harness.worlds import is_world_name, is_world_source
+
+    if source.startswith(SERVED_PREFIX):
+        return "served"
+    if is_world_source(source) or is_world_name(source):
+        return "world"
+    return "simulated"
+
+
+def grid_kinds(scenarios: Iterable[str], sources: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """The kinds of session a grid's scenarios run as (:func:`source_kind` of each one's source)."""
+    recorded = dict(sources)
+    return frozenset(source_kind(recorded.get(name, name)) for name in scenarios)
 
 
 def load_source(source: str, overrides: Knobs = ()) -> Any:

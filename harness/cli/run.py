@@ -618,6 +618,7 @@ def command(
     With --family, scenarios sampled from families run too (and alone when no SCENARIOS are
     named); --study is the preset over the shipped families, which takes a few minutes.
     """
+    from harness.batch.kinds import grid_kinds
     from harness.batch.results import ResultsDir, WriterLock
     from harness.batch.runner import (
         Budget,
@@ -628,9 +629,7 @@ def command(
         default_out,
         run_batch,
     )
-    from harness.batch.worker import DEFAULT_SESSION_FN
-    from harness.proxy.served import is_served_run, served_grid, served_options
-    from harness.proxy.session import SESSION_FN as SERVED_SESSION_FN
+    from harness.cli.served import is_served_run, served_grid
 
     if server is not None and resume:
         raise UserError("--resume keeps the run's server (its manifest): drop --server")
@@ -689,7 +688,7 @@ def command(
             executor = str(results.manifest.get("executor") or executor)
             if not _given(ctx, "scheduler") and executor == "dask":
                 scheduler = results.manifest.get("scheduler") or None
-    elif is_served_run(scenarios, server):  # scenarios for a real server (harness.proxy.served)
+    elif is_served_run(scenarios, server):  # scenarios for a real server (harness.cli.served)
         grid, sources = served_grid(scenarios, agents, strategies, hosts, seeds, sets, eras, server, families)
     else:
         grid, sources = build_grid(
@@ -718,15 +717,7 @@ def command(
         llm_concurrency=llm_concurrency,
         session_timeout=session_timeout or None,
     )
-    from harness.sim.family import LOADER, SOURCE_PREFIX
-
-    if any(source.startswith(SOURCE_PREFIX) for _, source in sources):
-        # a worker loads sampled scenarios from the family file, or from the draws made here
-        options = dataclasses.replace(options, loader=LOADER)
-    options = served_options(options)  # a served scenario's sessions start its real server
-    from harness.worlds import world_options
-
-    options = world_options(options)  # a world scenario's sessions are judged by the world
+    kinds = grid_kinds(grid.scenarios, sources)  # each cell runs as its scenario's kind
     if dry_run:
         if resume:
             raise UserError("--dry-run describes a new run: drop --resume")
@@ -750,9 +741,7 @@ def command(
     assert out is not None
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
     where = f"{executor}, {scheduler}" if scheduler else executor
-    from harness.worlds import SESSION_FN as WORLD_SESSION_FN
-
-    in_process = options.session_fn in (DEFAULT_SESSION_FN, WORLD_SESSION_FN)  # not a real server's
+    in_process = "served" not in kinds  # no session of a real server's
     if not resume and not _given(ctx, "executor") and in_process:
         scripted = len(grid) // len(grid.agents) * sum(not calls_a_model(a) for a in grid.agents)
         executor, why = default_executor(scripted, workers or os.cpu_count() or 1)
@@ -777,7 +766,7 @@ def command(
     # and the check's warnings are printed once the run is over.
     beside = Beside() if executor == "process" else None
     oracle_lines: list[str] = []
-    if not resume and options.session_fn != SERVED_SESSION_FN:  # the oracle cannot see a real server
+    if not resume and in_process:  # the oracle cannot see a real server
         if beside is not None:
             beside.steps.append(lambda: oracle_lines.extend(unsolvable(grid, sources)))
         else:
@@ -912,9 +901,11 @@ def measured_rate(grid: Grid, options: Any, seconds: float = RATE_SAMPLE_S) -> f
     """Sessions per second of one worker on this grid: its first cells, run here for about
     ``seconds`` and dropped (None when its agents call a model or its scenarios need a server:
     such sessions are not run for a guess)."""
-    from harness.batch.worker import DEFAULT_SESSION_FN, run_cell
+    from harness.batch.kinds import grid_kinds
+    from harness.batch.worker import run_cell
 
-    if options.session_fn != DEFAULT_SESSION_FN or any(calls_a_model(a) for a in grid.agents):
+    simulated = grid_kinds(grid.scenarios, options.scenario_sources) == {"simulated"}
+    if options.kind is not None or not simulated or any(calls_a_model(a) for a in grid.agents):
         return None
     started, ran = time.perf_counter(), 0
     for cell in next(grid.iter_blocks(max(1, 200 // max(1, len(grid.strategies))))):

@@ -114,7 +114,7 @@ def command(
     )
     if settings:  # the --llm-* flags, under any agent.* knob the user set with --set
         knobs = {**dict(settings[0][1]), **knobs}
-    from harness.proxy.served import is_served_run
+    from harness.cli.served import is_served_run
     from harness.worlds import is_world_name
 
     loaded: Scenario
@@ -126,7 +126,7 @@ def command(
 
         loaded = load_world(scenario)
     elif served:  # a scenario for a real server: its own loader and session (harness.proxy.session)
-        from harness.proxy.served import check_servers
+        from harness.cli.served import check_servers
         from harness.proxy.session import run_served_session as run_session
         from harness.sim.served import load_served
 

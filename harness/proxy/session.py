@@ -193,7 +193,6 @@ class _Served(SessionLoop):
         self.core: Any = None
         self.link: ProxyTransport | None = None
 
-
     @staticmethod
     def without_faults(sc: Scenario) -> Scenario:
         assert isinstance(sc, ServedScenario)

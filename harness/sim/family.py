@@ -61,8 +61,6 @@ MAX_ATTEMPTS = 200
 SOURCE_PREFIX = "family:"
 """How a batch's ``scenario_sources`` mark a sampled scenario (see :func:`load_source`)."""
 
-LOADER = "harness.sim.family:load_source"
-"""The batch loader (``SessionOptions.loader``) of a run with sampled scenarios."""
 
 MESSAGE_KEYS: tuple[str, ...] = ("explicit", "quality", "source")
 """How a family may draw a fault's message: ``explicit`` (a probability), or ``quality``

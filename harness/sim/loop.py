@@ -213,7 +213,6 @@ class SessionLoop:
     def setup(self) -> None:
         """The kind of session's own state, made once the common state is (a server, a store)."""
 
-
     @staticmethod
     def without_faults(sc: Scenario) -> Scenario:
         """The scenario of this session's fault-free baseline."""
@@ -826,8 +825,11 @@ class LoopKind:
     ) -> SessionResult:
         """:meth:`run` of the spec these arguments name; ``agent`` may be an :class:`Agent` (the
         row is named by its ``name``), given its knobs if any."""
-        return run_judged(self.loop, self.scenario(scenario), agent, strategy, seed, codec, trace, host=host,
-                          agent_params=agent_params, era=era, baseline=baseline, cache=self.cache)  # fmt: skip
+        sc = self.scenario(scenario)
+        return run_judged(
+            self.loop, sc, agent, strategy, seed, codec, trace,
+            host=host, agent_params=agent_params, era=era, baseline=baseline, cache=self.cache,
+        )  # fmt: skip
 
     def run_baseline(
         self,
@@ -841,5 +843,7 @@ class LoopKind:
         agent_params: Mapping[str, Any] | None = None,
     ) -> Baseline:
         """:meth:`baseline` of the spec these arguments name."""
-        spec = SessionSpec(scenario, agent, BASELINE_STRATEGY, seed, codec, host, era, SessionSpec.knobs(agent_params))
+        spec = SessionSpec(
+            scenario, agent, BASELINE_STRATEGY, seed, codec, host, era, SessionSpec.knobs(agent_params)
+        )
         return self.baseline(spec)

@@ -3,7 +3,7 @@
 A served scenario is a scenario file with a ``[server]`` table (or any scenario file run with
 ``harness run --server CMD``). Its tools, arguments and fault tables name the real server's
 tools, so nothing here is checked against the simulated catalogue: the server's own
-``tools/list`` decides, once it runs (:mod:`harness.proxy.served` checks a scenario against it
+``tools/list`` decides, once it runs (:mod:`harness.cli.served` checks a scenario against it
 before a run starts, :mod:`harness.proxy.session` again in every session). Everything that can
 be checked without the server is checked on load, and a mistake is one line,
 ``file: field: what is wrong``, as in any scenario::

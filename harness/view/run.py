@@ -11,7 +11,6 @@ request and kept.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import json
@@ -420,27 +419,20 @@ class RunView:
     def replay(self, row: Mapping[str, Any]) -> tuple[bytes, bool]:
         """Run the session again as the batch ran it; its trace, and whether its hash is the row's."""
         from harness.batch.worker import SessionOptions, run_cells
-        from harness.sim.family import LOADER, SOURCE_PREFIX
 
         sources = tuple(sorted((self.manifest.get("scenario_sources") or {}).items()))
         settings = tuple(
             (agent, tuple(sorted(knobs.items())))
             for agent, knobs in sorted((self.manifest.get("agent_settings") or {}).items())
         )
-        options = SessionOptions(
-            codec=str(self.manifest.get("codec") or row.get("codec") or "json"),
-            traces=True,
-            scenario_sources=sources,
-            agent_settings=settings,
+        options = (
+            SessionOptions(  # each session runs again as its scenario's kind (a real server's, a world's)
+                codec=str(self.manifest.get("codec") or row.get("codec") or "json"),
+                traces=True,
+                scenario_sources=sources,
+                agent_settings=settings,
+            )
         )
-        if any(str(s).startswith(SOURCE_PREFIX) for _, s in sources):
-            options = dataclasses.replace(options, loader=LOADER)
-        from harness.proxy.served import served_options
-
-        options = served_options(options)  # a served scenario's session starts its real server again
-        from harness.worlds import world_options
-
-        options = world_options(options)  # a world scenario's session is judged by the world again
         outcome = run_cells([self.cell(row)], options)[0]
         data = outcome.trace or b""
         return data, hashlib.sha256(data).hexdigest() == row.get("trace_hash")

@@ -29,6 +29,7 @@ WORLD = "agentdojo"
 SOURCE_PREFIX = "world:"
 """How a batch's ``scenario_sources`` mark a world scenario (:func:`harness.worlds.scenario.world_source`)."""
 
+
 def is_world_name(spec: str) -> bool:
     """Whether a scenario name names world scenarios (``agentdojo``, ``agentdojo/<suite>[/<task>]``);
     says nothing about whether they exist (that needs AgentDojo installed)."""

@@ -43,7 +43,7 @@ from harness.sim.faults import FAULT_KIND_TABLE, CallOutcome, FaultEngine
 from harness.sim.host import Host
 from harness.sim.loop import BaselineCache, LoopKind, SessionLoop, oracle_fails
 from harness.sim.row import SessionResult
-from harness.sim.scenario import Scenario, Task
+from harness.sim.scenario import Task
 from harness.sim.seeding import derive_seed
 from harness.sim.session import (
     ORACLE_SEEDS,
@@ -106,7 +106,6 @@ class WorldSession(SessionLoop):
         """The injection the scenario carries (None: none)."""
         self.breached = False
         """The injection task's own security check said its goal was met."""
-
 
     # -- the stack --------------------------------------------------------------------------------
 

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 from helpers.cli import cli
 
+from harness.cli.served import check_servers, served_grid
 from harness.errors import UserError
-from harness.proxy.served import check_servers, served_grid, served_options
-from harness.proxy.session import SESSION_FN, run_served_session
+from harness.proxy.session import run_served_session
 from harness.sim.agent import Action, Agent, CallTool, Finish, Observation, Start
 from harness.sim.row import ROW_COLUMNS, summary_row
 from harness.sim.scenario import ScenarioError, Task
@@ -317,10 +317,16 @@ class TestOneSession:
         assert b'"method":"subscriptions/listen"' in buffer.getvalue()
         assert b'"method":"initialize"' not in buffer.getvalue()
 
-    def test_a_simulated_scenario_passes_through_to_the_simulation(self) -> None:
-        ours = run_served_session("flaky_weather", "reader", "collapse", 4)
+    def test_a_simulated_scenario_runs_as_the_simulation_by_its_type(self) -> None:
+        from harness.batch.kinds import kind_for, load_source
+        from harness.session import SessionSpec
+        from harness.sim.session import SIMULATED
+
+        kind = kind_for(load_source("flaky_weather"))
+        assert kind is SIMULATED
+        ours = kind.run(SessionSpec(load_source("flaky_weather"), "reader", "collapse", 4))
         theirs = run_session("flaky_weather", "reader", "collapse", 4)
-        assert summary_row(ours) == summary_row(theirs) and ours.server == ""
+        assert summary_row(ours) == summary_row(theirs)
 
 
 class Dumb(Agent):
@@ -380,14 +386,15 @@ class TestARun:
         assert err.endswith("(its tools: write_note, read_note, delete_notes, stall) (and 1 more)\n")
         assert not (tmp_path / "r").exists()
 
-    def test_a_served_run_points_its_workers_at_the_served_session(self, tmp_path: Path) -> None:
-        from harness.batch.worker import SessionOptions
+    def test_a_served_runs_cells_run_as_the_served_kind(self, tmp_path: Path) -> None:
+        from harness.batch.kinds import grid_kinds, kind_for, load_source
+        from harness.proxy.session import SERVED
 
         grid, sources = served_grid([str(scenario(tmp_path))], ["reader"], ["is_error"], [], 1, [])
         assert grid.scenarios == ("notes",) and grid.strategies == ("is_error",)
-        options = served_options(SessionOptions(scenario_sources=sources))
-        assert options.session_fn == SESSION_FN
-        assert served_options(SessionOptions()) == SessionOptions()
+        assert grid_kinds(grid.scenarios, sources) == {"served"}
+        assert kind_for(load_source(dict(sources)["notes"])) is SERVED
+        assert grid_kinds(("flaky_weather",), ()) == {"simulated"}
 
     def test_a_shipped_scenario_with_server_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
         code, _, err = cli(["run", "flaky_weather", "--server", "true"], capsys)

@@ -4,14 +4,13 @@
 (:mod:`harness.sim.served`): every name is checked as ``harness run`` checks it, and each
 scenario against its server's ``tools/list`` (the server started once, fresh, in a directory of
 its own), so that a tool the server lacks, or arguments that do not fit its schema, is one line
-and exit 2 before any session runs. :func:`served_options` points a batch's workers at
-:mod:`harness.proxy.session`; a resumed run or a replay finds its served scenarios again in the
-manifest's ``scenario_sources``.
+and exit 2 before any session runs. Each cell then runs as the served kind of session
+(:data:`harness.proxy.session.SERVED`), chosen by its scenario's type; a resumed run or a replay
+finds its served scenarios again in the manifest's ``scenario_sources``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import subprocess
 import tempfile
@@ -19,11 +18,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from harness.batch.grid import Grid, parse_sets, split_names
-from harness.batch.worker import SessionOptions
 from harness.errors import UserError, unknown_name
 from harness.protocol.client import MCPClient
 from harness.protocol.errors import RPCError, TransportError
-from harness.proxy.session import BASELINE_FN, LOADER, SESSION_FN, problems
+from harness.proxy.session import problems
 from harness.sim.served import (
     SERVED_PREFIX,
     ServedScenario,
@@ -48,13 +46,6 @@ def is_served_run(scenarios: Iterable[str], server: str | None) -> bool:
     if server is not None:
         return True
     return any(spec.endswith(".toml") and has_server_table(spec) for spec in split_names(tuple(scenarios)))
-
-
-def served_options(options: SessionOptions) -> SessionOptions:
-    """``options`` with the served session, baseline and loader when a source is served; else as given."""
-    if not any(is_served(source) for _, source in options.scenario_sources):
-        return options
-    return dataclasses.replace(options, session_fn=SESSION_FN, baseline_fn=BASELINE_FN, loader=LOADER)
 
 
 def served_grid(
