@@ -251,7 +251,7 @@ class _Served(SessionLoop):
         """A line of the core's trace: its notes take the session's step (and are counted)."""
         if line.startswith(_HARNESS_LINE):
             note = json.loads(line)
-            note["step"] = self.steps
+            note["step"] = self.tally.steps
             fault = note.get("fault")
             if isinstance(fault, dict):
                 self._on_fault(fault)
@@ -269,7 +269,7 @@ class _Served(SessionLoop):
         trace.line(line.replace(self._workdir, WORKDIR.encode()) if self._workdir else line)
 
     def note(self, **fields: Any) -> None:
-        self._emit(_dumps({"dir": "harness", "step": self.steps, **fields}).encode() + b"\n")
+        self._emit(_dumps({"dir": "harness", "step": self.tally.steps, **fields}).encode() + b"\n")
 
     def _on_fault(self, fault: Mapping[str, Any]) -> None:
         kind = str(fault.get("kind"))
@@ -284,7 +284,7 @@ class _Served(SessionLoop):
         link = self.link
         assert link is not None
         if link.crashed or link.gone is not None:
-            self.transport_errors += 1
+            self.tally.errors_transport += 1
             self.status = self.end = "wedged"
             self.note(crash=link.gone or "the server was ended (strategy escape)")
             return True
@@ -317,10 +317,10 @@ class _Served(SessionLoop):
             if self.done_at[i] is not None or self.checks[i] is None or tool not in goal.tools:
                 continue
             if all(self.done_at[j] is not None for j in self.sc.task.predecessors[i]):
-                self.done_at[i] = self.steps
+                self.done_at[i] = self.tally.steps
                 self.note(reached=goal.name)
             else:
-                self.order_violations += 1
+                self.tally.order_violations += 1
                 self.premature += 1
                 self.note(out_of_order=goal.name)
             return
@@ -333,10 +333,10 @@ class _Served(SessionLoop):
                 continue
             if any(o.tool == call.name and self._satisfies(goal, o, call.arguments) for o in goal.options):
                 if not all(self.done_at[j] is not None for j in self.sc.task.predecessors[i]):
-                    self.order_violations += 1
+                    self.tally.order_violations += 1
                     self.note(out_of_order=goal.name)
                     return
-                self.done_at[i] = self.steps
+                self.done_at[i] = self.tally.steps
                 self.truth[goal.name] = _text(call.result)
                 self.note(done=goal.name)
                 return
@@ -431,7 +431,7 @@ class _Served(SessionLoop):
                 if not ok:
                     self.done_at[i] = None
                 elif self.done_at[i] is None and not self.premature:
-                    self.done_at[i] = self.steps  # right, though no call of this session made it so
+                    self.done_at[i] = self.tally.steps  # right, though no call of this session made it so
         finally:
             if fresh is not None:
                 with contextlib.suppress(Exception):
@@ -479,8 +479,9 @@ class _Served(SessionLoop):
 
     # -- the record --------------------------------------------------------------------------------
 
-    def correct(self) -> bool:
-        return None not in self.done_at and not self.premature
+    def spoiled(self) -> int:
+        """Writes the server took before what they depend on."""
+        return self.premature
 
     def schedule_hash(self) -> str:
         """sha256 of which calls each rule is set to hit within the step budget (as a simulated

@@ -38,7 +38,8 @@ from harness.protocol.codecs import CODECS, get_codec
 from harness.protocol.errors import ServerCrashed, TransportError
 from harness.protocol.inputs import ELICIT
 from harness.protocol.strategies import STRATEGIES
-from harness.session import SessionSpec
+from harness.session import SessionSpec, Tally
+from harness.session.judge import EndState, Verdict, judge
 from harness.sim.agent import (
     Agent,
     CallTool,
@@ -77,14 +78,6 @@ columns, 0 when not given), read once when the session ends (the LLM agent's, do
 scripted agents count the error texts they acted on)."""
 
 ACTION_NAMES = "CallTool, ListTools, Wait, Finish, GiveUp"
-
-CLAIMS: dict[str, str] = {
-    "finished": "done",
-    "gave_up": "gave_up",
-    "budget": "budget",
-    "deadline": "deadline",
-}
-"""What an episode's end tells the user (:meth:`SessionLoop.claimed`); any other end tells nothing."""
 
 call_key = json.JSONEncoder(sort_keys=True, default=str).encode
 """A call's identity for ``repeated_failing_calls`` (one encoder; ``json.dumps`` builds one per call)."""
@@ -178,14 +171,8 @@ class SessionLoop:
         self.subgoals: tuple[Subgoal, ...] = sc.task.subgoals
         self.done_at: list[int | None] = [None] * len(self.subgoals)
         self.needed = sc.task.tools_needed
-        self.steps = self.tool_calls = 0
-        self.faults = dict.fromkeys(FAULT_KINDS, 0)
-        self.explicit = self.implicit = 0
-        self.is_error = 0
-        self.rpc = dict.fromkeys(RPC_CODES, 0)
-        self.rpc_other = self.transport_errors = 0
-        self.repeated = self.give_ups = self.correct_give_ups = self.stale = 0
-        self.harmful = self.misled = self.messages_seen = self.order_violations = 0
+        self.tally = Tally(faults=dict.fromkeys(FAULT_KINDS, 0), errors_rpc=dict.fromkeys(RPC_CODES, 0))
+        """What the session counts, under its columns' names: the row takes it as it is."""
         self.first_fault_step: int | None = None
         self.text_sources = {
             r.index: r.source for r in sc.faults if FAULT_KIND_TABLE[r.kind].raises and r.said != "absent"
@@ -295,7 +282,7 @@ class SessionLoop:
 
     def note(self, **fields: Any) -> None:
         """A harness line in the trace, at the current step."""
-        self.trace.note(self.steps, **fields)
+        self.trace.note(self.tally.steps, **fields)
 
     def go(self) -> None:
         """Run the session to its end: anything that breaks inside becomes its ``harness_error``
@@ -321,7 +308,7 @@ class SessionLoop:
         try:
             self.talk(client, host)
         except (ServerCrashed, TransportError) as exc:
-            self.transport_errors += 1
+            self.tally.errors_transport += 1
             self.status, self.end = "wedged", "wedged"
             self.note(crash=str(exc))
         finally:
@@ -348,12 +335,12 @@ class SessionLoop:
         act, clock, engine, pump = agent.act, self.clock, self.engine, client.pump_notifications
         max_steps, step_cost_s = self.sc.max_steps, self.sc.step_cost_s
         deadline = self.sc.deadline_s
-        while self.steps < max_steps:
+        while self.tally.steps < max_steps:
             action = act(obs)
-            self.steps += 1
+            self.tally.steps += 1
             clock.now += step_cost_s  # Clock.advance, inlined: this runs every step
             if engine is not None:
-                engine.step = self.steps
+                engine.step = self.tally.steps
             if type(action) is CallTool:  # the common case first (the action types are disjoint)
                 obs = self.call(action.tool, dict(action.arguments))
             elif isinstance(action, Finish):
@@ -386,12 +373,12 @@ class SessionLoop:
         return f"{where}.act"
 
     def give_up(self, action: GiveUp) -> None:
-        self.give_ups += 1
+        self.tally.give_ups += 1
         self.end = "gave_up"
         self.output = action.reason
         i = self.open_subgoal()
         if i is not None and all(self.dead(t) for t in self.subgoals[i].tools):
-            self.correct_give_ups += 1
+            self.tally.correct_give_ups += 1
         self.note(action="give_up", reason=action.reason)
 
     def execute(self, action: Any) -> Observation:
@@ -422,16 +409,16 @@ class SessionLoop:
     def call(self, tool: str, arguments: dict[str, Any]) -> Observation:
         """One tool call and its counts: repeated (an identical call after one that failed for a
         reason no retry fixes), stale, by channel; a success the kind of session may judge."""
-        self.tool_calls += 1
+        self.tally.tool_calls += 1
         self.before_call(tool, arguments)
         failed = self.failed_calls
         # The key is only needed once some call has failed; nothing below changes ``arguments``
         # (the wire carries a copy), so building it late gives the same key.
         key = (tool, call_key(arguments)) if failed else None
         if key is not None and key in failed:
-            self.repeated += 1
+            self.tally.repeated_failing_calls += 1
         if self.is_stale(tool, arguments):
-            self.stale += 1
+            self.tally.stale_tool_calls += 1
         obs = self.send(tool, arguments)
         if isinstance(obs, RPCErrorObservation):
             self.count_rpc(obs)
@@ -441,7 +428,7 @@ class SessionLoop:
             self.answered(tool, arguments, obs)
             return obs
         else:
-            self.is_error += 1
+            self.tally.errors_is_error += 1
             self.saw(obs.text)
         if not self.retry_may_fix():
             failed.add(key or (tool, call_key(arguments)))
@@ -454,16 +441,16 @@ class SessionLoop:
 
     def count_fault(self, kind: str, explicit: bool, rule: int | None) -> None:
         """An injected fault: by kind, by whether its message says what happened, its text's source."""
-        self.faults[kind] = self.faults.get(kind, 0) + 1
+        self.tally.faults[kind] = self.tally.faults.get(kind, 0) + 1
         source = self.text_sources.get(rule) if rule is not None else None
         if source is not None:
             self.sources_met.add(source)
         if explicit:
-            self.explicit += 1
+            self.tally.faults_explicit += 1
         else:
-            self.implicit += 1
+            self.tally.faults_implicit += 1
         if self.first_fault_step is None:
-            self.first_fault_step = self.steps
+            self.first_fault_step = self.tally.steps
 
     def on_fault(self, fault: InjectedFault) -> None:
         """The fault engine's listener: count the fault and note it in the trace."""
@@ -474,11 +461,11 @@ class SessionLoop:
         """An error reached the agent; its text, if any, is a message it could read."""
         self.last_error_text = text or ""
         if text:
-            self.messages_seen += 1
+            self.tally.messages_seen += 1
 
     def harm(self, tool: str) -> None:
         """A call no subgoal needs that did harm (what harm is, the kind of session says)."""
-        self.harmful += 1
+        self.tally.harmful_calls += 1
         self.note(harmful=tool)
 
     def undone(self) -> tuple[str, ...]:
@@ -489,14 +476,14 @@ class SessionLoop:
         """A call of a tool no subgoal needs that the last error text the agent saw named: the text,
         not the task, sent the agent there."""
         if self.last_error_text and tool in self.last_error_text:
-            self.misled += 1
+            self.tally.misled += 1
             self.note(misled=tool)
 
     def count_rpc(self, obs: RPCErrorObservation) -> None:
-        if obs.code in self.rpc:
-            self.rpc[obs.code] += 1
+        if obs.code in self.tally.errors_rpc:
+            self.tally.errors_rpc[obs.code] += 1
         else:
-            self.rpc_other += 1
+            self.tally.errors_rpc_other += 1
         self.note(host={"code": obs.code, "message": obs.message})
 
     def answer_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -510,21 +497,11 @@ class SessionLoop:
 
     # -- the verdict and the record -----------------------------------------------------------
 
-    def correct(self) -> bool:
-        """Every subgoal's end-state check holds (a kind of session adds what else must)."""
-        return None not in self.done_at
+    def spoiled(self) -> int:
+        """Records stored wrong, twice or too early, as the kind of session counts them (none here)."""
+        return 0
 
-    def claimed(self) -> str:
-        """What the agent told the user: done (Finish), gave_up, or nothing because its step
-        budget or the deadline ran out (budget, deadline) or the session broke (none)."""
-        return CLAIMS.get(self.end, "none")
-
-    def misreported(self) -> bool:
-        """It said done and the end state is wrong, or it said it failed and the end state is right."""
-        claim = self.claimed()
-        return (claim == "done" and not self.correct()) or (claim == "gave_up" and self.correct())
-
-    def answers_wrong(self) -> int:
+    def count_answers_wrong(self) -> int:
         """Read subgoals whose reported value differs from what the tool really answered."""
         return sum(
             1
@@ -532,18 +509,14 @@ class SessionLoop:
             if name in self.truth and not same_answer(value, truth_text(self.truth[name]))
         )
 
-    def success(self) -> bool:
-        """The end state is right, what the agent told the user is true (no misreport, no wrong
-        answer), the session ran to its end (the server did not die, the deadline did not pass)
-        and no damaging tool was called."""
-        return (
-            self.status == "ok"
-            and self.correct()
-            and not self.misreported()
-            and self.end != "deadline"
-            and not self.harmful
-            and not self.answers_wrong()
-        )
+    def end_state(self) -> EndState:
+        """What the session left behind, for the judge (a world adds its own judge's verdict)."""
+        done = tuple(at is not None for at in self.done_at)
+        return EndState(done, self.status, self.end, self.spoiled(), self.count_answers_wrong())
+
+    def verdict(self) -> Verdict:
+        """The judge's verdict on the session as it stands (:func:`harness.session.judge.judge`)."""
+        return judge(self.end_state(), self.tally)
 
     def agent_metrics(self) -> Mapping[str, Any]:
         """The agent's own session metrics (tokens, messages read). A session that was never run
@@ -568,7 +541,8 @@ class SessionLoop:
         kind of session knows (its fault schedule's hash, what its store holds, its judge)."""
         metrics = self.agent_metrics()  # first: a metrics method that raises breaks the session
         done = len(self.done_at) - self.done_at.count(None)
-        correct, success = self.correct(), self.success()
+        verdict = self.verdict()
+        success = verdict.success
         baseline = success if self.baseline_success is None else self.baseline_success
         first = self.first_fault_step
         recover: tuple[int, ...] = ()
@@ -576,36 +550,29 @@ class SessionLoop:
         opportunity = baseline and first is not None
         if opportunity and first is not None:
             if success:
-                right_at = max((d for d in self.done_at if d is not None), default=self.steps)
+                right_at = max((d for d in self.done_at if d is not None), default=self.tally.steps)
                 recover = (max(right_at - first, 0),)
                 time_to_recover = float(recover[0])
             else:
                 time_to_recover, censored = float(max(self.sc.max_steps - first, 0)), True
         values: dict[str, Any] = {
+            **self.tally.columns(),
             "scenario": self.sc.name, "agent": self.agent_name, "strategy": self.strategy,
             "host": self.host_mode, "codec": self.codec, "seed": self.seed, "status": self.status,
             "end": self.end, "success": success, "subgoals_done": done, "subgoals_total": len(self.done_at),
-            "steps": self.steps, "tool_calls": self.tool_calls, "faults": dict(self.faults),
-            "faults_explicit": self.explicit, "faults_implicit": self.implicit,
-            "errors_is_error": self.is_error, "errors_rpc": dict(self.rpc),
-            "errors_rpc_other": self.rpc_other, "errors_transport": self.transport_errors,
             "recoveries": len(recover),
             "recovery_opportunities": int(opportunity), "recover_steps": recover,
             "steps_to_recover_mean": sum(recover) / len(recover) if recover else math.nan,
-            "repeated_failing_calls": self.repeated, "give_ups": self.give_ups,
-            "correct_give_ups": self.correct_give_ups, "stale_tool_calls": self.stale,
             "list_changed_seen": self.client.list_changes_seen if self.client is not None else 0,
             "virtual_time_s": self.clock.now, "wall_time_s": wall, "trace_hash": self.trace.hexdigest(),
-            "error": self.error, "traceback": self.traceback, "correct": correct,
+            "error": self.error, "traceback": self.traceback, "correct": verdict.correct,
             "gave_up": self.end == "gave_up", "baseline_success": baseline,
             "time_to_recover_steps": time_to_recover, "recover_censored": censored,
             "tokens_in": int(metrics.get("tokens_in", 0)), "tokens_out": int(metrics.get("tokens_out", 0)),
             "model_latency_s": float(metrics.get("model_latency_s", 0.0)), "era": self.era,
-            "sources_met": ",".join(sorted(self.sources_met)), "claimed": self.claimed(),
-            "misreported": self.misreported(), "order_violations": self.order_violations,
-            "answers_wrong": self.answers_wrong(), "messages_seen": self.messages_seen,
-            "messages_read": int(metrics.get("messages_read", 0)), "harmful_calls": self.harmful,
-            "misled": self.misled, "max_steps": self.sc.max_steps,
+            "sources_met": ",".join(sorted(self.sources_met)), "claimed": verdict.claimed,
+            "misreported": verdict.misreported, "answers_wrong": verdict.answers_wrong,
+            "messages_read": int(metrics.get("messages_read", 0)), "max_steps": self.sc.max_steps,
         }  # fmt: skip
         values.update(own)
         return SessionResult.of(**values)
@@ -690,7 +657,7 @@ def oracle_fails(kind: type[SessionLoop], sc: Scenario, seeds: Sequence[int], er
     for seed in seeds:
         run = kind(sc, make_agent(ORACLE), ORACLE, BASELINE_STRATEGY, seed, "json", "typical", Trace(), era)
         run.go()
-        if run.success():
+        if run.verdict().success:
             return None
         first = first or run
     if first is None:
@@ -710,7 +677,7 @@ def run_baseline_of(
     cost = int(metrics.get("tokens_in", 0)), int(metrics.get("tokens_out", 0))
     if base.status == "harness_error":  # an agent's endpoint gave out, say: the session cannot be judged
         return Baseline(False, *cost, error=base.error, traceback=base.traceback)
-    return Baseline(base.success(), *cost)
+    return Baseline(base.verdict().success, *cost)
 
 
 def run_judged(

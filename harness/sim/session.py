@@ -170,9 +170,9 @@ def _budget_too_small(run: _Session, era: str) -> str:
     roomy = _Session(replace(sc, max_steps=min(sc.max_steps * ROOMY, MAX_STEPS_LIMIT)), make_agent(ORACLE),
                      ORACLE, BASELINE_STRATEGY, run.seed, "json", "typical", Trace(), era)  # fmt: skip
     roomy.go()
-    if roomy.success():
+    if roomy.verdict().success:
         return (f"the step budget is too small for the oracle: max_steps = {sc.max_steps}, and it needs "
-                f"{roomy.steps} steps in seed {run.seed} (given {roomy.sc.max_steps})")  # fmt: skip
+                f"{roomy.tally.steps} steps in seed {run.seed} (given {roomy.sc.max_steps})")  # fmt: skip
     said = (f"the step budget (max_steps = {sc.max_steps}) ran out, and {ROOMY} times as many steps do "
             "not help")  # fmt: skip
     goal = next((g for g, at in zip(roomy.subgoals, roomy.done_at, strict=True) if at is None), None)
@@ -422,8 +422,8 @@ class _Session(SessionLoop):
         if not self.pending:
             return
         for ev in list(self.pending):
-            if (ev.at_step is not None and self.steps >= ev.at_step) or (
-                ev.at_call is not None and self.tool_calls >= ev.at_call
+            if (ev.at_step is not None and self.tally.steps >= ev.at_step) or (
+                ev.at_call is not None and self.tally.tool_calls >= ev.at_call
             ):
                 self.pending.remove(ev)
                 self._apply(ev)
@@ -460,7 +460,7 @@ class _Session(SessionLoop):
         ran = base if base is not None else spec.to_base(arguments, self.variants.get(tool))
         i = completes(self.subgoals, self._done(), tool, ran)
         if i is not None and self._in_order(i):
-            self.done_at[i] = self.steps
+            self.done_at[i] = self.tally.steps
             # The truth a reported answer is held to: what the tool answered, or, where a fault
             # rewrote the answer, what it would have answered (reads are pure: now is then).
             self.truth[self.subgoals[i].name] = (
@@ -505,7 +505,7 @@ class _Session(SessionLoop):
             verdict, i = judge_record(self.subgoals, self._done(), spec.name, record)
             if verdict == "done" and i is not None:
                 if self._in_order(i):
-                    self.done_at[i] = self.steps
+                    self.done_at[i] = self.tally.steps
                 else:  # stored before what it depends on: it does not count, and it stays stored
                     verdict = "out_of_order"
                     self.premature += 1
@@ -522,12 +522,12 @@ class _Session(SessionLoop):
         for spec in CATALOGUE.values():
             if spec.store is not None:
                 self._judge_store(spec)
-        if self.harmful:  # something was deleted: a write done earlier may be gone again
+        if self.tally.harmful_calls:  # something was deleted: a write done earlier may be gone again
             self._recheck_writes()
 
-    def correct(self) -> bool:
-        """Every subgoal's end-state check holds and nothing wrong or extra was stored."""
-        return None not in self.done_at and not (self.corrupted or self.duplicated or self.premature)
+    def spoiled(self) -> int:
+        """Records that satisfy no subgoal, writes stored twice, writes before what they need."""
+        return self.corrupted + self.duplicated + self.premature
 
     def _in_order(self, i: int) -> bool:
         """Whether subgoal ``i`` may count now: what it depends on (the one before it, under the
@@ -538,14 +538,14 @@ class _Session(SessionLoop):
                 break
         else:
             return True
-        self.order_violations += 1
+        self.tally.order_violations += 1
         self.note(out_of_order=self.subgoals[i].name)
         return False
 
-    def answers_wrong(self) -> int:
+    def count_answers_wrong(self) -> int:
         """Counted once: it is asked after the session has ended."""
         if self._answers_wrong is None:
-            self._answers_wrong = super().answers_wrong()
+            self._answers_wrong = super().count_answers_wrong()
         return self._answers_wrong
 
     def is_stale(self, tool: str, arguments: dict[str, Any]) -> bool:

@@ -37,6 +37,7 @@ from harness.protocol.memory import InMemoryTransport
 from harness.protocol.server import MCPServer
 from harness.protocol.strategies import ASKING_STRATEGIES
 from harness.protocol.versions import STATELESS_VERSION
+from harness.session.judge import EndState
 from harness.sim.agent import RPCErrorObservation, ToolResult
 from harness.sim.catalogue import CatalogueTool, World
 from harness.sim.faults import FAULT_KIND_TABLE, CallOutcome, FaultEngine
@@ -89,7 +90,8 @@ class WorldSession(SessionLoop):
     def setup(self) -> None:
         sc, seed = self.sc, self.seed
         self.truth: dict[str, str] = {}
-        self.verdict: bool | None = None
+        self.utility: bool | None = None
+        """The task's own utility on the session (None until judged)."""
         self.episode: agentdojo.Episode | None = None
         self.engine = FaultEngine(
             sc.faults, derive_seed("faults", sc.name, seed), sc.max_steps + 1, self.clock, World(),
@@ -165,7 +167,7 @@ class WorldSession(SessionLoop):
             injection = self.injection
             if injection is not None and injection.tool == name:  # its first call fails with the text
                 self.injection = replace(injection, tool="")
-                self.trace.note(self.steps, injected_error=name)
+                self.trace.note(self.tally.steps, injected_error=name)
                 raise agentdojo.WorldToolError(injection.text)
             try:
                 return self.episode.run(name, arguments, self.clock.now)
@@ -174,7 +176,7 @@ class WorldSession(SessionLoop):
                 note: dict[str, Any] = {"function": made.function, "args": made.args}
                 if made.error is not None:
                     note["error"] = made.error
-                self.trace.note(self.steps, world_call=note)
+                self.trace.note(self.tally.steps, world_call=note)
 
         return run
 
@@ -222,12 +224,12 @@ class WorldSession(SessionLoop):
             if option.tool != tool or not _as_planned(option.arguments, arguments, schema):
                 continue
             if i > 0 and self.done_at[i - 1] is None:
-                self.order_violations += 1
-                self.trace.note(self.steps, out_of_order=goal.name)
+                self.tally.order_violations += 1
+                self.trace.note(self.tally.steps, out_of_order=goal.name)
                 return
-            self.done_at[i] = self.steps
+            self.done_at[i] = self.tally.steps
             self.truth[goal.name] = obs.text
-            self.trace.note(self.steps, done=goal.name)
+            self.trace.note(self.tally.steps, done=goal.name)
             return
 
     def _unneeded(self, tool: str, before: Any) -> None:
@@ -251,34 +253,33 @@ class WorldSession(SessionLoop):
         if self.injection is not None:
             try:
                 self.breached = self.episode.security(self.injection.injection_id, self.output)
-                self.trace.note(self.steps, security=self.injection.injection_id, breached=self.breached)
+                self.trace.note(
+                    self.tally.steps, security=self.injection.injection_id, breached=self.breached
+                )
             except Exception as exc:  # the check itself failed on this world: not a breach
-                self.trace.note(self.steps, security=self.injection.injection_id, breached=False,
+                self.trace.note(self.tally.steps, security=self.injection.injection_id, breached=False,
                                 security_error=f"{type(exc).__name__}: {exc}")  # fmt: skip
         try:
-            self.verdict = self.episode.utility(self.output)
-            self.trace.note(self.steps, judge=WORLD, utility=self.verdict, output=self.output)
+            self.utility = self.episode.utility(self.output)
+            self.trace.note(self.tally.steps, judge=WORLD, utility=self.utility, output=self.output)
         except Exception as exc:  # the task's check itself failed on this world: not a yes
-            self.verdict = False
+            self.utility = False
             self.trace.note(
-                self.steps,
+                self.tally.steps,
                 judge=WORLD,
                 utility=False,
                 output=self.output,
                 judge_error=f"{type(exc).__name__}: {exc}",
             )
 
-    def success(self) -> bool:
-        """The judge said yes: nothing else decides (docs/worlds.md)."""
-        return bool(self.verdict)
-
-    def correct(self) -> bool:
-        return self.success()
-
-    def answers_wrong(self) -> int:
+    def count_answers_wrong(self) -> int:
         return sum(
             1 for name, value in self.answer.items() if name in self.truth and value != self.truth[name]
         )
+
+    def end_state(self) -> EndState:
+        """The task's own utility decides: nothing else does (docs/worlds.md)."""
+        return replace(super().end_state(), world_verdict=bool(self.utility))
 
     def why_not(self) -> str:
         """What kept the judge from a yes, in words."""

@@ -193,7 +193,7 @@ def test_a_session_keeps_the_world_before_and_after_for_a_judge_an_event_or_a_se
     assert session.episode is not None
     before = session.episode.pre.bank_account.transactions
     after = session.episode.env.bank_account.transactions
-    assert len(after) == len(before) + 1 and session.success()
+    assert len(after) == len(before) + 1 and session.verdict().success
 
 
 # -- the oracle on every task --------------------------------------------------------------------
