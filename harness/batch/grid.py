@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.errors import UserError
+from harness.errors import UserError, unknown_name
 from harness.sim.row import KEY_COLUMNS as KEY_COLUMNS  # defined with the row; kept importable here
 
 _UNSAFE = re.compile(r"[^\w.=+,-]")
@@ -264,3 +264,62 @@ def split_names(values: Sequence[str]) -> tuple[str, ...]:
     for v in values:
         out.extend(part.strip() for part in v.split(",") if part.strip())
     return tuple(dict.fromkeys(out))
+
+
+def given_names(values: Sequence[str], what: str) -> tuple[str, ...]:
+    """The names given (``a,b`` or repeated); a value that names nothing (``""``, ``","``) is
+    refused rather than read as "not given", which would run every one."""
+    names = split_names(tuple(values))
+    if values and not names:
+        raise UserError(
+            f"{what}: {values[0]!r} names nothing; leave {what} out to run every one, or name some"
+        )
+    return names
+
+
+@dataclass(frozen=True)
+class Axes:
+    """A grid's axes but its scenarios, named on the command line and checked: every name known."""
+
+    agents: tuple[str, ...]
+    strategies: tuple[str, ...]
+    hosts: tuple[str, ...]
+    eras: tuple[str, ...]
+    seeds: range
+
+    @classmethod
+    def named(
+        cls,
+        agents: Sequence[str],
+        strategies: Sequence[str],
+        hosts: Sequence[str],
+        eras: Sequence[str],
+        seeds: int,
+    ) -> Axes:
+        """The axes the flags name, each defaulted when left out (every agent that needs no model
+        endpoint, every strategy, the typical host, the handshake era); UserError for a name that
+        is not one, naming the valid ones."""
+        from harness.protocol import STRATEGIES
+        from harness.sim.host import HOSTS
+        from harness.sim.registry import agent_class, list_agents
+        from harness.sim.session import ERAS
+
+        agent_names = given_names(agents, "--agents") or tuple(
+            a for a in list_agents() if not getattr(agent_class(a), "calls_a_model", False)
+        )
+        for a in agent_names:
+            agent_class(a)  # a UserError naming what is wrong, before anything runs
+        checked: list[tuple[str, ...]] = []
+        for values, flag, what, valid, default in (
+            (strategies, "--strategies", "strategy", STRATEGIES, STRATEGIES),
+            (hosts, "--hosts", "host", tuple(HOSTS), ("typical",)),
+            (eras, "--eras", "era", tuple(ERAS), ("handshake",)),
+        ):
+            names = given_names(values, flag) or tuple(default)
+            for name in names:
+                if name not in valid:
+                    raise unknown_name(what, name, valid)
+            checked.append(names)
+        if seeds < 1:
+            raise UserError("--seeds must be at least 1")
+        return cls(agent_names, checked[0], checked[1], checked[2], range(seeds))

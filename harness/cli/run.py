@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.batch.grid import Grid, parse_sets, split_names
+from harness.batch.grid import Axes, Grid, given_names, parse_sets, split_names
 from harness.errors import OutputError, UserError, cannot_write, unknown_name
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -59,9 +59,8 @@ def build_grid(
     ``families`` add ``count`` scenarios each, sampled with ``family_seed``; they reach the
     workers as :func:`harness.sim.family.family_source` strings, not as files.
     """
-    from harness.protocol import STRATEGIES
     from harness.sim.family import drawn, family_source, load_family
-    from harness.sim.registry import agent_class, check_agent_params, list_agents
+    from harness.sim.registry import check_agent_params
     from harness.sim.scenario import list_scenarios, load_scenario
     from harness.worlds import is_world_name
 
@@ -92,28 +91,13 @@ def build_grid(
         if spec != scenario.name:
             sources[scenario.name] = str(Path(spec).resolve())
     # The default grid: every registered agent that needs no model endpoint (docs/llm.md).
-    agent_names = given_names(agents, "--agents") or tuple(a for a in list_agents() if not calls_a_model(a))
-    for a in agent_names:
-        agent_class(a)  # a UserError naming what is wrong, before anything runs
-    strategy_names = given_names(strategies, "--strategies") or STRATEGIES
-    for s in strategy_names:
-        if s not in STRATEGIES:
-            raise unknown_name("strategy", s, STRATEGIES)
-    host_names = given_names(hosts, "--hosts") or ("typical",)
-    for h in host_names:
-        if h not in HOSTS:
-            raise unknown_name("host", h, HOSTS)
-    era_names = given_names(eras, "--eras") or ("handshake",)
-    for e in era_names:
-        if e not in ERAS:
-            raise unknown_name("era", e, ERAS)
-    if seeds < 1:
-        raise UserError("--seeds must be at least 1")
+    axes = Axes.named(agents, strategies, hosts, eras, seeds)
+    agent_names = axes.agents
     sweeps = parse_sets(sets)
     if sweeps:
-        from harness.worlds.scenario import load_source as load_any
+        from harness.batch.kinds import load_source
 
-        probe = load_any(sources.get(names[0], names[0]), ())
+        probe = load_source(sources.get(names[0], names[0]))
         for key, values in sweeps:
             for v in values:
                 if key.startswith("agent."):  # an agent knob: every agent of the grid must take it
@@ -121,7 +105,7 @@ def build_grid(
                         check_agent_params(a, {key: v})
                 else:
                     probe.with_overrides({key: v})  # raises ScenarioError for a bad key or value
-    grid = Grid(tuple(names), agent_names, strategy_names, host_names, range(seeds), sweeps, era_names)
+    grid = Grid(tuple(names), axes.agents, axes.strategies, axes.hosts, axes.seeds, sweeps, axes.eras)
     return grid, tuple(sorted(sources.items()))
 
 
@@ -219,17 +203,6 @@ class Beside(threading.Thread):
             self.join()
         if self.error is not None:
             raise self.error
-
-
-def given_names(values: tuple[str, ...], what: str) -> tuple[str, ...]:
-    """The names given (``a,b`` or repeated); a value that names nothing (``""``, ``","``) is
-    refused rather than read as "not given", which would run every one."""
-    names = split_names(values)
-    if values and not names:
-        raise UserError(
-            f"{what}: {values[0]!r} names nothing; leave {what} out to run every one, or name some"
-        )
-    return names
 
 
 def calls_a_model(spec: str) -> bool:

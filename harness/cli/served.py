@@ -17,8 +17,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from harness.batch.grid import Grid, parse_sets, split_names
-from harness.errors import UserError, unknown_name
+from harness.batch.grid import Axes, Grid, given_names, parse_sets, split_names
+from harness.errors import UserError
 from harness.protocol.client import MCPClient
 from harness.protocol.errors import RPCError, TransportError
 from harness.proxy.session import problems
@@ -61,15 +61,12 @@ def served_grid(
 ) -> tuple[Grid, tuple[tuple[str, str], ...]]:
     """The grid of a served run and its scenario sources; UserError (one line) for any mistake,
     a scenario that does not fit its server's tools included."""
-    from harness.protocol import STRATEGIES
-    from harness.sim.host import HOSTS
-    from harness.sim.registry import agent_class, check_agent_params, list_agents
+    from harness.sim.registry import check_agent_params
     from harness.sim.scenario import list_scenarios
-    from harness.sim.session import ERAS
 
     if families:
         raise UserError("--family samples simulated scenarios; a served run takes scenario files")
-    names = _given(scenarios, "SCENARIOS")
+    names = given_names(scenarios, "SCENARIOS")
     if not names:
         raise UserError("--server: name the scenario files to run against the server (SCENARIO.toml ...)")
     loaded: list[ServedScenario] = []
@@ -88,42 +85,17 @@ def served_grid(
         loaded.append(sc)
         sources[sc.name] = served_source(spec, server)
     check_servers(loaded)
-    agent_names = _given(agents, "--agents") or tuple(
-        a for a in list_agents() if not getattr(agent_class(a), "calls_a_model", False)
-    )
-    for a in agent_names:
-        agent_class(a)
-    strategy_names = _given(strategies, "--strategies") or STRATEGIES
-    for s in strategy_names:
-        if s not in STRATEGIES:
-            raise unknown_name("strategy", s, STRATEGIES)
-    host_names = _given(hosts, "--hosts") or ("typical",)
-    for h in host_names:
-        if h not in HOSTS:
-            raise unknown_name("host", h, HOSTS)
-    era_names = _given(eras, "--eras") or ("handshake",)
-    for e in era_names:
-        if e not in ERAS:
-            raise unknown_name("era", e, ERAS)
-    if seeds < 1:
-        raise UserError("--seeds must be at least 1")
+    axes = Axes.named(agents, strategies, hosts, eras, seeds)
     sweeps = parse_sets(sets)
     for key, values in sweeps:
         for v in values:
             if key.startswith("agent."):
-                for a in agent_names:
+                for a in axes.agents:
                     check_agent_params(a, {key: v})
             else:
                 loaded[0].with_overrides({key: v})
-    grid = Grid(tuple(sources), agent_names, strategy_names, host_names, range(seeds), sweeps, era_names)
+    grid = Grid(tuple(sources), axes.agents, axes.strategies, axes.hosts, axes.seeds, sweeps, axes.eras)
     return grid, tuple(sorted(sources.items()))
-
-
-def _given(values: Sequence[str], what: str) -> tuple[str, ...]:
-    names = split_names(tuple(values))
-    if values and not names:
-        raise UserError(f"{what}: {values[0]!r} names nothing; leave {what} out for every one, or name some")
-    return names
 
 
 def check_servers(scenarios: Sequence[ServedScenario]) -> None:

@@ -22,12 +22,9 @@ from typing import Any
 
 from harness.protocol.codecs import compact_text
 from harness.sim.catalogue import binary_junk
-from harness.sim.faults import FaultRule
+from harness.sim.faults import FaultRule, cut, map_numbers, older, other_unit
 
 JSON = dict[str, Any]
-
-IDENTIFIERS = frozenset({"id", "rank", "day", "total", "count", "customer", "amount", "page", "index"})
-"""JSON keys whose numbers name or count things: stale and wrong-unit answers keep them."""
 
 _dump = compact_text
 _NUMBER = re.compile(r"(?<![\w.:/-])(-?\d+(?:\.\d+)?)(?![\w.:/-]|\.\d)")
@@ -59,35 +56,6 @@ def masked(result: Mapping[str, Any], tool: str) -> JSON:
     return out
 
 
-def _numbers(value: Any, f: Callable[[str, float], float], key: str = "") -> Any:
-    if isinstance(value, dict):
-        return {k: _numbers(v, f, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_numbers(v, f, key) for v in value]
-    if isinstance(value, bool) or not isinstance(value, int | float) or key in IDENTIFIERS:
-        return value
-    out = f(key, float(value))
-    return round(out) if isinstance(value, int) else round(out, 2)
-
-
-def _cut(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _cut(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cut(v) for v in value[: len(value) // 2]]
-    if isinstance(value, str) and len(value) > 40:
-        return value[: len(value) // 2]
-    return value
-
-
-def _older(key: str, v: float) -> float:
-    return v - 3 if v >= 3 else v + 3
-
-
-def _other_unit(key: str, v: float) -> float:
-    return v * 9 / 5 + 32 if key.endswith("_c") else v * 100
-
-
 def _plain_number(text: str, f: Callable[[str, float], float]) -> str:
     def one(m: re.Match[str]) -> str:
         raw = m.group(1)
@@ -108,7 +76,7 @@ def _json_or_text(text: str, as_json: Callable[[Any], Any], as_text: Callable[[s
 
 
 def _stale_text(text: str) -> str:
-    return _json_or_text(text, lambda v: _numbers(v, _older), lambda t: _plain_number(t, _older))
+    return _json_or_text(text, lambda v: map_numbers(v, older), lambda t: _plain_number(t, older))
 
 
 def _units_text(text: str) -> str:
@@ -117,13 +85,13 @@ def _units_text(text: str) -> str:
             return f"{round(float(m.group(1)) * 9 / 5 + 32)}{m.group(2)}"
 
         celsius = _CELSIUS.sub(fahrenheit, t)
-        return celsius if celsius != t else _plain_number(t, _other_unit)
+        return celsius if celsius != t else _plain_number(t, other_unit)
 
-    return _json_or_text(text, lambda v: _numbers(v, _other_unit), as_text)
+    return _json_or_text(text, lambda v: map_numbers(v, other_unit), as_text)
 
 
 def _partial_text(text: str) -> str:
-    return _json_or_text(text, _cut, lambda t: t[: len(t) // 2] if len(t) > 40 else t)
+    return _json_or_text(text, cut, lambda t: t[: len(t) // 2] if len(t) > 40 else t)
 
 
 _TEXT_CHANGES: dict[str, Callable[[str], str]] = {
@@ -132,9 +100,9 @@ _TEXT_CHANGES: dict[str, Callable[[str], str]] = {
     "partial": _partial_text,
 }
 _JSON_CHANGES: dict[str, Callable[[Any], Any]] = {
-    "stale": lambda v: _numbers(v, _older),
-    "wrong_units": lambda v: _numbers(v, _other_unit),
-    "partial": _cut,
+    "stale": lambda v: map_numbers(v, older),
+    "wrong_units": lambda v: map_numbers(v, other_unit),
+    "partial": cut,
 }
 
 CORRUPTING_KINDS: frozenset[str] = frozenset({*_TEXT_CHANGES, "malformed"})
@@ -162,8 +130,8 @@ def corrupt(result: Mapping[str, Any], rule: FaultRule, tool: str, call: int) ->
             return out
         for item in content:
             if isinstance(item, dict) and isinstance(item.get("text"), str):
-                cut = item["text"][: max(1, len(item["text"]) // 2)]
-                item["text"] = f"[malformed upstream response] {cut}" if rule.explicit else cut
+                half = item["text"][: max(1, len(item["text"]) // 2)]
+                item["text"] = f"[malformed upstream response] {half}" if rule.explicit else half
         return out
     change = _TEXT_CHANGES[rule.kind]
     for item in content:

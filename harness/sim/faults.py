@@ -709,20 +709,43 @@ def _real_or_fake(engine: FaultEngine, tool: CatalogueTool, args: Mapping[str, A
     return json.loads(text)
 
 
-def _map_numbers(value: Any, f: Callable[[str, float], float], key: str = "") -> Any:
-    """``value`` with every number but an identifier (``id``, ``rank``, ``day``...) mapped by ``f``."""
+def map_numbers(value: Any, f: Callable[[str, float], float], key: str = "") -> Any:
+    """``value`` with every number but an identifier's (:data:`IDENTIFIERS`) mapped by ``f``;
+    the in-process faults and the proxy's rewrites make stale and wrong-unit answers with it."""
     if isinstance(value, dict):
-        return {k: _map_numbers(v, f, k) for k, v in value.items()}
+        return {k: map_numbers(v, f, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_map_numbers(v, f, key) for v in value]
-    if isinstance(value, bool) or not isinstance(value, int | float) or key in _IDENTIFIERS:
+        return [map_numbers(v, f, key) for v in value]
+    if isinstance(value, bool) or not isinstance(value, int | float) or key in IDENTIFIERS:
         return value
     out = f(key, float(value))
     return round(out) if isinstance(value, int) else round(out, 2)
 
 
-_IDENTIFIERS = frozenset({"id", "rank", "day", "total", "count", "customer", "amount"})
-"""Numbers that name or count things: a stale or wrong-unit answer keeps them."""
+IDENTIFIERS = frozenset({"id", "rank", "day", "total", "count", "customer", "amount", "page", "index"})
+"""JSON keys whose numbers name or count things: a stale or wrong-unit answer keeps them."""
+
+
+def older(key: str, v: float) -> float:
+    """An older reading of a measured number: a little off."""
+    return v - 3 if v >= 3 else v + 3
+
+
+def other_unit(key: str, v: float) -> float:
+    """The number in another unit: Celsius as Fahrenheit, any other quantity in hundredths."""
+    return v * 9 / 5 + 32 if key.endswith("_c") else v * 100
+
+
+def cut(value: Any) -> Any:
+    """A partial answer: half of each list, half of each long text, the shape kept."""
+    if isinstance(value, dict):
+        return {k: cut(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [cut(v) for v in value[: len(value) // 2]]
+    if isinstance(value, str) and len(value) > 40:
+        return value[: len(value) // 2]
+    return value
+
 
 _dump = compact_text
 
@@ -731,35 +754,21 @@ def _answers_stale(
     engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any], call: int
 ) -> Any:
     # An older reading: every measured number a little off, the shape unchanged.
-    return _dump(_map_numbers(_real_or_fake(engine, tool, args), lambda k, v: v - 3 if v >= 3 else v + 3))
+    return _dump(map_numbers(_real_or_fake(engine, tool, args), older))
 
 
 def _answers_wrong_units(
     engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any], call: int
 ) -> Any:
     # Celsius as Fahrenheit, any other quantity in hundredths (cents for a currency).
-    return _dump(
-        _map_numbers(
-            _real_or_fake(engine, tool, args), lambda k, v: v * 9 / 5 + 32 if k.endswith("_c") else v * 100
-        )
-    )
-
-
-def _cut(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _cut(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cut(v) for v in value[: len(value) // 2]]
-    if isinstance(value, str) and len(value) > 40:
-        return value[: len(value) // 2]
-    return value
+    return _dump(map_numbers(_real_or_fake(engine, tool, args), other_unit))
 
 
 def _answers_partial(
     engine: FaultEngine, rule: FaultRule, tool: CatalogueTool, args: Mapping[str, Any], call: int
 ) -> Any:
     # Half of every list and of every long text, well formed.
-    return _dump(_cut(_real_or_fake(engine, tool, args)))
+    return _dump(cut(_real_or_fake(engine, tool, args)))
 
 
 def _a_write(tool: CatalogueTool) -> str | None:

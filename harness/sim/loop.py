@@ -53,7 +53,7 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, Clock, FaultEngine, InjectedFault
+from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, CallOutcome, Clock, FaultEngine, InjectedFault
 from harness.sim.host import HOSTS, Host
 from harness.sim.registry import make_agent, seed_name
 from harness.sim.row import RPC_CODES, SessionResult
@@ -585,6 +585,34 @@ class SessionLoop:
 def truth_text(truth: Any) -> str:
     """The text of a tool's answer, whether kept as text or as the result the agent saw."""
     return truth if isinstance(truth, str) else str(getattr(truth, "text", truth))
+
+
+class OracleView:
+    """The ground truth an omniscient agent (the oracle) may read in a session whose faults this
+    process injects: what the engine has scheduled. A kind of session adds where its tools are."""
+
+    def __init__(self, session: SessionLoop) -> None:
+        self._s = session
+        self.step_cost_s = session.sc.step_cost_s
+
+    def avoiding_faults(self, tool: str, spec: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` as a caller who knew every rule on ``tool`` would send them."""
+        out = dict(arguments)
+        for rule in self._s.sc.faults:
+            avoid = FAULT_KIND_TABLE[rule.kind].avoid
+            if rule.tool == tool and avoid is not None:
+                avoid(rule, spec, out)
+        return out
+
+    def blocked_for(self, tool: str) -> float:
+        return self._s.engine_of().blocked_for(tool)
+
+    def last_outcome(self) -> CallOutcome | None:
+        return self._s.engine_of().last
+
+    def will_appear(self, tool: str) -> bool:
+        """Whether ``tool`` is to be registered later in the session (none is, unless said)."""
+        return False
 
 
 # -- one session with its baseline --------------------------------------------------------------

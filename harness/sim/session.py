@@ -48,7 +48,7 @@ from harness.protocol.strategies import ASKING_STRATEGIES
 from harness.protocol.versions import STATELESS_VERSION
 from harness.sim.agent import RPCErrorObservation, ToolResult
 from harness.sim.catalogue import CATALOGUE, DAMAGING_TOOLS, JSON, CatalogueTool, World
-from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, CallOutcome, FaultEngine, FaultRule, ToolFault
+from harness.sim.faults import FAULT_KINDS, CallOutcome, FaultEngine, FaultRule, ToolFault
 from harness.sim.host import Host
 from harness.sim.loop import (
     AGENT_METRICS,
@@ -59,6 +59,7 @@ from harness.sim.loop import (
     Baseline,
     BaselineCache,
     LoopKind,
+    OracleView,
     SessionLoop,
     oracle_fails,
 )
@@ -623,37 +624,26 @@ run_baseline = SIMULATED.run_baseline
 per key and hands to the sessions."""
 
 
-class _OracleView:
-    """The ground truth the oracle is allowed to see (the oracle agent reads it through ``bind``)."""
+class _OracleView(OracleView):
+    """The oracle's view of a simulated session: the catalogue's tools, the server's schemas."""
 
     def __init__(self, session: _Session) -> None:
-        self._s = session
-        self.step_cost_s = session.sc.step_cost_s
+        super().__init__(session)
+        self._sim = session
 
     def callable_now(self, tool: str) -> bool:
-        return self._s.callable_now(tool)
+        return self._sim.callable_now(tool)
 
     def schema(self, tool: str) -> dict[str, Any]:
-        return dict(self._s.server.tools[tool].input_schema)
+        return dict(self._sim.server.tools[tool].input_schema)
 
     def fixes(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        spec = CATALOGUE[tool]
-        out = dict(arguments)
-        for rule in self._s.sc.faults:
-            avoid = FAULT_KIND_TABLE[rule.kind].avoid
-            if rule.tool == tool and avoid is not None:
-                avoid(rule, spec, out)
-        return out
+        return self.avoiding_faults(tool, CATALOGUE[tool], arguments)
 
     def peek(self, tool: str, arguments: dict[str, Any]) -> str | None:
         spec = CATALOGUE[tool]
-        return self._s.engine_of().peek(spec, spec.to_base(arguments, self._s.variants.get(tool)))
-
-    def blocked_for(self, tool: str) -> float:
-        return self._s.engine_of().blocked_for(tool)
-
-    def last_outcome(self) -> CallOutcome | None:
-        return self._s.engine_of().last
+        return self._sim.engine_of().peek(spec, spec.to_base(arguments, self._sim.variants.get(tool)))
 
     def will_appear(self, tool: str) -> bool:
-        return any(e.tool == tool and e.kind == "add_tool" and e.at_step is not None for e in self._s.pending)
+        pending = self._sim.pending
+        return any(e.tool == tool and e.kind == "add_tool" and e.at_step is not None for e in pending)

@@ -40,9 +40,9 @@ from harness.protocol.versions import STATELESS_VERSION
 from harness.session.judge import EndState
 from harness.sim.agent import RPCErrorObservation, ToolResult
 from harness.sim.catalogue import CatalogueTool, World
-from harness.sim.faults import FAULT_KIND_TABLE, CallOutcome, FaultEngine
+from harness.sim.faults import CallOutcome, FaultEngine
 from harness.sim.host import Host
-from harness.sim.loop import BaselineCache, LoopKind, SessionLoop, oracle_fails
+from harness.sim.loop import BaselineCache, LoopKind, OracleView, SessionLoop, oracle_fails
 from harness.sim.row import SessionResult
 from harness.sim.scenario import Task
 from harness.sim.seeding import derive_seed
@@ -335,39 +335,26 @@ def _as_planned(planned: Mapping[str, Any], given: Mapping[str, Any], properties
     return True
 
 
-class _OracleView:
-    """The ground truth the oracle may see in a world session: the schedule, the tools."""
+class _OracleView(OracleView):
+    """The oracle's view of a world session: the schedule, the world's tools, the event's change."""
 
     def __init__(self, session: WorldSession) -> None:
-        self._s = session
-        self.step_cost_s = session.sc.step_cost_s
+        super().__init__(session)
+        self._world = session
 
     def callable_now(self, tool: str) -> bool:
-        server = self._s.server
+        server = self._world.server
         return server is not None and tool in server.tools
 
     def schema(self, tool: str) -> dict[str, Any]:
-        server = self._s.server
+        server = self._world.server
         assert server is not None
         return dict(server.tools[tool].input_schema)
 
     def fixes(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        change = self._s.change
-        out = dict(substitute(arguments, change.pairs) if change is not None else arguments)
-        for rule in self._s.sc.faults:
-            avoid = FAULT_KIND_TABLE[rule.kind].avoid
-            if rule.tool == tool and avoid is not None:
-                avoid(rule, self._s.tools[tool], out)
-        return out
+        change = self._world.change
+        given = substitute(arguments, change.pairs) if change is not None else arguments
+        return self.avoiding_faults(tool, self._world.tools[tool], given)
 
     def peek(self, tool: str, arguments: dict[str, Any]) -> str | None:
-        return self._s.engine_of().peek(self._s.tools[tool], arguments)
-
-    def blocked_for(self, tool: str) -> float:
-        return self._s.engine_of().blocked_for(tool)
-
-    def last_outcome(self) -> CallOutcome | None:
-        return self._s.engine_of().last
-
-    def will_appear(self, tool: str) -> bool:
-        return False
+        return self._world.engine_of().peek(self._world.tools[tool], arguments)
