@@ -58,8 +58,10 @@ def test_sessions_leave_the_shared_pre_environment_as_it_was() -> None:
         _, suite, task_id, *condition = name.split("/")
         injected = set(condition) & set(INJECTIONS)
         made = draw_injection(name, suite, task_id, condition[0]) if injected else None
-        blob, pre = agentdojo._snapshot(suite, task_id, made.vectors if made is not None else ())
-        assert pickle.dumps(pre, protocol=pickle.HIGHEST_PROTOCOL) == blob
+        vectors = made.vectors if made is not None else ()
+        blob, pre = agentdojo._snapshot(suite, task_id, vectors)
+        fresh = agentdojo._prepared(suite, task_id, vectors)
+        assert pre == fresh and pre.model_dump() == fresh.model_dump() == pickle.loads(blob).model_dump()
 
 
 @pytest.mark.parametrize("per", [1])
