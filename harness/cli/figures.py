@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +85,9 @@ class Runs:
         if not (path / "sessions.parquet").exists():
             if path.exists():
                 raise SystemExit(f"{path}: an unfinished run; remove it or finish it (harness run --resume)")
+            start = time.perf_counter()
             _harness("run", *run.args, "--out", str(path), "--no-compare")
+            print(f"figures: run {run.name} took {time.perf_counter() - start:.0f} s", file=sys.stderr)
         return path
 
     def json(self, command: str, name: str, *extra: str) -> Any:

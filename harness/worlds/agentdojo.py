@@ -25,15 +25,18 @@ order instead of the order the process's string hashing gives.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import datetime as _dt
 import functools
+import hashlib
 import importlib
 import inspect
+import pickle
 import re
 import sys
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -59,7 +62,13 @@ class WorldMissing(UserError):
 
 
 def installed_version() -> str | None:
-    """The installed ``agentdojo``'s version, or None."""
+    """The installed ``agentdojo``'s version, or None (read once per process: a metadata lookup
+    scans ``sys.path``, and every session asked for it three times)."""
+    return _installed_version()
+
+
+@functools.cache
+def _installed_version() -> str | None:
     try:
         return metadata.version(PACKAGE)
     except metadata.PackageNotFoundError:
@@ -202,6 +211,81 @@ def _injected_environment(suite_name: str, injected: tuple[tuple[str, str], ...]
     return suite(suite_name).load_and_inject_default_environment(dict(injected))
 
 
+SNAPSHOTS = 256
+"""How many tasks' pre-environments a process keeps (each a pickle and the object it loads to:
+about 50 kB and 1 MB for a workspace task)."""
+
+_plain: contextvars.ContextVar[bool] = contextvars.ContextVar("world_plain", default=False)
+
+
+@contextlib.contextmanager
+def plain() -> Iterator[None]:
+    """Build every episode inside the plain way (the task's ``init_environment`` on a deep copy of
+    the suite's environment, and a deep copy of that for ``pre``), skipping :func:`_snapshot`:
+    the path the shortcut is tested against (``tests/worlds/test_snapshots.py``)."""
+    token = _plain.set(True)
+    try:
+        yield
+    finally:
+        _plain.reset(token)
+
+
+def _prepared(suite_name: str, task_id: str, injected: tuple[tuple[str, str], ...]) -> Any:
+    """The task's pre-environment, the plain way: its ``init_environment`` on a fresh copy of the
+    suite's environment (with ``injected``)."""
+    base = _injected_environment(suite_name, injected) if injected else _base_environment(suite_name)
+    return user_task(suite_name, task_id).init_environment(base.model_copy(deep=True))
+
+
+@functools.lru_cache(maxsize=SNAPSHOTS)
+def _snapshot(suite_name: str, task_id: str, injected: tuple[tuple[str, str], ...]) -> tuple[bytes, Any]:
+    """The task's pre-environment built once per process: its pickle (loaded for each session's
+    own ``env``, about 4 x quicker than a deep copy of it) and one object loaded from it, shared
+    as ``pre`` by every session that leaves it as it was (nothing writes ``pre``: the judge reads
+    it, :meth:`Episode.alter` replaces it)."""
+    blob = pickle.dumps(_prepared(suite_name, task_id, injected), protocol=pickle.HIGHEST_PROTOCOL)
+    return blob, pickle.loads(blob)
+
+
+SAID = 4096
+"""How many tool results' YAML a process keeps (most are a few kB: the same read of the same
+world answers in every session of a task)."""
+
+_said: dict[bytes, str] = {}
+
+
+def _said_before(data: Any) -> str:
+    """``yaml.safe_dump(data)``, remembered by the digest of ``data``'s pickle: PyYAML's emitter
+    is most of a read's cost (8 of a banking session's 11 ms), and the same read of the same world
+    gives the same data in every session of a task. An equal pickle means equal values of equal
+    types in the same order (a dict's, a set's), so the same YAML. (libyaml's emitter would be
+    quicker still, but it folds a long double-quoted string at other places than PyYAML's.)"""
+    import yaml  # type: ignore[import-untyped]
+
+    try:
+        key = hashlib.blake2b(_pickled(data), digest_size=32).digest()
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return str(yaml.safe_dump(data))
+    found = _said.get(key)
+    if found is None:
+        if len(_said) >= SAID:
+            _said.clear()
+        found = _said[key] = str(yaml.safe_dump(data))
+    return found
+
+
+def _yaml_dump(*, plain: bool) -> Callable[[Any], str]:
+    """How a tool's result becomes YAML: AgentDojo's own ``yaml.safe_dump`` on the plain path,
+    :func:`_said_before` otherwise."""
+    import yaml
+
+    return yaml.safe_dump if plain else _said_before
+
+
+def _pickled(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 @dataclass(frozen=True)
 class Plan:
     """What a task's ground truth asks: its calls in order, the output, and which calls write."""
@@ -322,10 +406,18 @@ class Episode:
         self.suite_name, self.task_id = suite_name, task_id
         self.suite = suite(suite_name)
         self.task = user_task(suite_name, task_id)
-        base = _injected_environment(suite_name, injected) if injected else _base_environment(suite_name)
-        self.env: Any = self.task.init_environment(base.model_copy(deep=True))
-        self.pre: Any = self.env.model_copy(deep=True)
+        self.env: Any
+        self.pre: Any
+        if _plain.get():
+            self.env = _prepared(suite_name, task_id, injected)
+            self.pre = self.env.model_copy(deep=True)
+        else:
+            blob, self.pre = _snapshot(suite_name, task_id, injected)
+            self.env = pickle.loads(blob)  # our own pickle, made in this process
         self.runtime = FunctionsRuntime(self.suite.tools)
+        self._plain = _plain.get()
+        self._shared = self._plain
+        """Whether the post-environment already shares ``pre``'s unchanged parts (or must not)."""
         self.calls: list[WorldCall] = []
         """Every call that reached the runtime, in order (what AgentDojo calls the functions trace)."""
 
@@ -338,11 +430,28 @@ class Episode:
         change(self.env)
         self.pre = self.env.model_copy(deep=True)
 
+    def _share(self) -> None:
+        """Before the judge reads it: every top-level part of the post-environment that is still
+        byte for byte (by its pickle) the pre-environment's becomes that same object. AgentDojo's
+        judges diff the whole environment (``DeepDiff``, 0.2 s on a travel world), and a diff
+        skips a pair that is one object, so it walks only what the session changed; an equal
+        pickle means equal values of equal types, so the diff's answer is the same."""
+        if self._shared:
+            return
+        self._shared = True
+        for name in type(self.env).model_fields:
+            after, before = getattr(self.env, name), getattr(self.pre, name)
+            if after is before:
+                continue
+            if _pickled(after) == _pickled(before):
+                self.env.__dict__[name] = before
+
     def run(self, function: str, args: Mapping[str, Any], now_s: float = 0.0) -> str:
         """Run ``function`` in this world at ``now_s`` virtual seconds; its result as AgentDojo puts
         it in words for a model. Its own failure raises :class:`WorldToolError` with its text."""
         from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
 
+        dump = _yaml_dump(plain=self._plain)
         token = _NOW.set(EPOCH + _dt.timedelta(seconds=now_s))
         try:
             result, error = self.runtime.run_function(self.env, function, dict(args))
@@ -351,7 +460,7 @@ class Episode:
         self.calls.append(WorldCall(function, dict(args), error))
         if error is not None:
             raise WorldToolError(error)
-        return str(tool_result_to_str(result))
+        return str(tool_result_to_str(result, dump_fn=dump))
 
     def state(self) -> Any:
         """The environment as plain data (to see whether a call changed it)."""
@@ -365,6 +474,7 @@ class Episode:
     def utility(self, output: str) -> bool:
         """The task's own verdict: ``utility_from_traces`` where the task has one, else
         ``utility(output, pre, post)``, as AgentDojo's suites decide it."""
+        self._share()
         verdict = self.task.utility_from_traces(output, self.pre, self.env, self._trace())
         if verdict is None:
             verdict = self.task.utility(output, self.pre, self.env)
@@ -375,6 +485,7 @@ class Episode:
         attack worked), by ``security_from_traces`` where it has one, else ``security(output,
         pre, post)``, as AgentDojo's suites decide it."""
         task = self.suite.injection_tasks[injection_id]
+        self._share()
         verdict = task.security_from_traces(output, self.pre, self.env, self._trace())
         if verdict is None:
             verdict = task.security(output, self.pre, self.env)

@@ -1,0 +1,78 @@
+"""The world's shortcuts against the plain path they skip (``harness.worlds.agentdojo.plain``):
+a task's pre-environment built once per process and loaded from its pickle, the judge reading a
+post-environment that shares the unchanged parts of ``pre``, and libyaml's emitter for a tool's
+result. Each must leave every session's row and trace as the plain path makes them."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from harness.bench import worlds_fingerprint
+from harness.worlds import agentdojo
+from harness.worlds.scenario import list_world_scenarios
+
+
+def _every_task() -> list[tuple[str, str]]:
+    return [(n.split("/")[1], n.split("/")[2]) for n in list_world_scenarios()]
+
+
+def test_a_remembered_result_is_said_as_agentdojo_says_it() -> None:
+    """Every planned call of every task, its result put in words both ways: the same text."""
+    from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+
+    fast, slow = agentdojo._yaml_dump(plain=False), agentdojo._yaml_dump(plain=True)
+    compared = 0
+    for suite, task_id in _every_task():
+        with agentdojo.plain():
+            episode = agentdojo.Episode(suite, task_id)
+        for function, args in agentdojo.plan(suite, task_id).calls:
+            result, error = episode.runtime.run_function(episode.env, function, dict(args))
+            if error is None:
+                assert tool_result_to_str(result, dump_fn=fast) == tool_result_to_str(result, dump_fn=slow)
+                compared += 1
+    assert compared > 100
+
+
+def test_a_snapshot_is_the_plain_pre_environment() -> None:
+    for suite, task_id in _every_task()[::7]:
+        with agentdojo.plain():
+            plain = agentdojo.Episode(suite, task_id)
+        fast = agentdojo.Episode(suite, task_id)
+        assert fast.env == plain.env and fast.pre == plain.pre
+        assert fast.env is not fast.pre
+
+
+def test_sessions_leave_the_shared_pre_environment_as_it_was() -> None:
+    """``pre`` is one object for every session of a task: neither a call, nor the judge, nor the
+    parts the post-environment shares with it may change it."""
+    from harness.worlds.injections import INJECTIONS
+    from harness.worlds.injections import draw as draw_injection
+
+    names = worlds_fingerprint.sample(per=1)
+    hits = agentdojo._snapshot.cache_info().hits
+    list(worlds_fingerprint.rows(names, seeds=1))
+    assert agentdojo._snapshot.cache_info().hits > hits  # sessions did share a snapshot
+    for name in names:
+        _, suite, task_id, *condition = name.split("/")
+        injected = set(condition) & set(INJECTIONS)
+        made = draw_injection(name, suite, task_id, condition[0]) if injected else None
+        vectors = made.vectors if made is not None else ()
+        blob, pre = agentdojo._snapshot(suite, task_id, vectors)
+        fresh = agentdojo._prepared(suite, task_id, vectors)
+        assert pre == fresh and pre.model_dump() == fresh.model_dump() == pickle.loads(blob).model_dump()
+
+
+@pytest.mark.parametrize("per", [1])
+def test_the_rows_are_the_plain_paths_in_every_column_but_wall_time(per: int) -> None:
+    """Every suite under every condition, every scripted agent under every strategy: the rows
+    (``trace_hash`` among them, so the traces too) equal the plain path's."""
+    names = worlds_fingerprint.sample(per=per)
+    conditions = {n.split("/")[3] if n.count("/") == 3 else "" for n in names}
+    assert len(conditions) > 3 and {n.split("/")[1] for n in names} == set(agentdojo.suites())
+    plain = list(worlds_fingerprint.rows(names, seeds=1, plain=True))
+    fast = list(worlds_fingerprint.rows(names, seeds=1))
+    assert len(fast) == len(plain) > 100
+    for a, b in zip(fast, plain, strict=True):
+        assert a == b
