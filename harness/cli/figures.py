@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,7 +38,7 @@ BLOCK_NAMES: tuple[str, ...] = (
     "study-shares", "study-sources", "study-families", "study-features", "study-harm",
     "template-shares", "template-features", "default-compare", "default-table", "default-findings",
     "compare-glossary",
-    "worlds-headline", "worlds-blind", "worlds-kinds", "worlds-blind-kinds", "worlds-security",
+    "worlds-curves", "worlds-blind-curves", "worlds-headline", "worlds-blind", "worlds-kinds", "worlds-blind-kinds", "worlds-security",
     "worlds-extraction", "worlds-events", "worlds-events-list", "study-kinds", "study-rewrites",
 )  # fmt: skip
 """Every block :func:`render` writes."""
@@ -211,6 +212,28 @@ def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: 
     return _table(head, body)
 
 
+def _curves(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: str, what: str,
+            sides: tuple[str, str]) -> str:  # fmt: skip
+    """A budget-free table's rows of one comparison (:func:`harness.report.curves.curve_table`): the
+    restricted means of calls and steps, and Δ S at the planned calls and at the budget."""
+    chosen = [r for r in rows if r[first] == value and r["other"] == other]
+    by: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for r in chosen:
+        by.setdefault(r["group"], {})[r["estimand"]] = r
+
+    def delta(r: Mapping[str, Any]) -> str:
+        return signed_interval(r["diff"], r["lo"], r["hi"])
+
+    body = [[group, str(e["rmean_calls"]["tasks"]), _arrow(e["rmean_calls"]["value_base"],
+             e["rmean_calls"]["value_other"], 1), delta(e["rmean_calls"]), p_value(e["rmean_calls"]["p_adj"]),
+             delta(e["rmean_steps"]), p_value(e["rmean_steps"]["p_adj"]), delta(e["S(planned)"]),
+             delta(e["S(budget)"])] for group, e in by.items()]  # fmt: skip
+    a, b = sides
+    head = [what, "tasks", f"calls to success {a} → {b}", "Δ calls [95% CI]", "p adj", "Δ steps [95% CI]",
+            "p adj", "Δ S(planned)", "Δ S(budget)"]  # fmt: skip
+    return _table(head, body)
+
+
 def _security(rows: Sequence[Mapping[str, Any]]) -> str:
     body = []
     for condition in ("injection_error", "injection_result"):
@@ -314,6 +337,12 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         ),
         "default-findings": lambda: _findings(runs.json("compare", "default")),
         "compare-glossary": _glossary,
+        "worlds-curves": lambda: _curves(
+            worlds()["curves"], "agent", "reader", "collapse", "world", ("is_error", "collapse")
+        ),
+        "worlds-blind-curves": lambda: _curves(
+            worlds()["blind_curves"], "strategy", "is_error", "reader", "world", ("blind", "reader")
+        ),
         "worlds-headline": lambda: _contrast(
             worlds()["worlds"], "agent", "reader", "collapse", "world", ("is_error", "collapse")
         ),
@@ -392,6 +421,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         differ = rewrite(render(runs, blocks_in(args.documents)), args.documents, check=args.check)
         if not args.check and args.documents == list(DOCUMENTS):  # the figures (PNG: drawn, not compared)
             _harness("plot", str(runs["default"]), "--out", str(ROOT / "docs" / "figures"))
+            _harness("plot", str(runs["worlds"]), "--out", str(Path(tmp) / "worlds-plots"))
+            shutil.copyfile(Path(tmp) / "worlds-plots" / "success_within_calls.png",
+                            ROOT / "docs" / "figures" / "worlds_success_within_calls.png")  # fmt: skip
             _harness("effects", str(runs["study"]), "--against", "collapse", "--plot",
                      str(ROOT / "docs" / "figures" / "effects.png"))  # fmt: skip
     if differ:

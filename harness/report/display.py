@@ -294,6 +294,8 @@ def shown_world(frame: pd.DataFrame, key: str) -> pd.DataFrame:
     to success, each before → after, with its difference, interval and adjusted p."""
     if key == "security":
         return frame
+    if key in CURVE_KEYS:
+        return shown_curves(frame)
     first = "agent" if "agent" in frame.columns else "strategy"
     return pd.DataFrame(
         {
@@ -325,3 +327,42 @@ def shown_world(frame: pd.DataFrame, key: str) -> pd.DataFrame:
             "p adj (calls)": [p_value(v) for v in frame["calls_p_adj"]],
         }
     )
+
+
+CURVE_KEYS = ("curves", "blind_curves")
+"""The worlds' tables of :func:`harness.report.curves.curve_table` (long: a row per estimand)."""
+
+CURVE_SHOWN = {"rmean_calls": "calls", "rmean_steps": "steps"}
+"""The restricted means, as their columns are headed (each a failure counted at the budget)."""
+
+
+def shown_curves(frame: pd.DataFrame) -> pd.DataFrame:
+    """A budget-free table as printed: one row per comparison and group; restricted mean calls and
+    steps before → after with Δ, interval and adjusted p; then Δ S at each fixed budget with its
+    interval and adjusted p."""
+    first = "agent" if "agent" in frame.columns else "strategy"
+    keys = [first, "other", "group"]
+    rows = []
+    for head, sub in frame.groupby(keys, sort=False):
+        by = {str(r["estimand"]): r for r in sub.to_dict("records")}
+        values = dict(zip(keys, head, strict=True))
+        row: dict[str, Any] = {
+            first: values[first],
+            "vs" if first == "strategy" else "strategy": values["other"],
+            str(sub["by"].iloc[0]): values["group"],
+            "tasks": int(sub["tasks"].max()),
+        }
+        for estimand, label in CURVE_SHOWN.items():
+            r = by.get(estimand)
+            if r is None:
+                continue
+            row[f"{label} to success (failure = budget)"] = f"{r['value_base']:.1f} → {r['value_other']:.1f}"
+            row[f"Δ {label} [95% CI]"] = signed_interval(r["diff"], r["lo"], r["hi"])
+            row[f"p adj ({label})"] = p_value(r["p_adj"])
+        for estimand, r in by.items():
+            if estimand.startswith("S("):
+                row[f"Δ {estimand} [95% CI], p adj"] = (
+                    f"{signed_interval(r['diff'], r['lo'], r['hi'])}, {p_value(r['p_adj'])}"
+                )
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -373,7 +373,59 @@ def forest(df: pd.DataFrame, run: str) -> Figure | None:
     return fig
 
 
+OWN_SCENARIOS = "the harness's scenarios"
+"""The panel of :func:`success_within_calls` that holds every scenario not of a world."""
+AGENT_STYLES = {"blind": (0.55, 1.2), "reader": (1.0, 2.0)}
+"""Per agent (alpha, line width) in :func:`success_within_calls`: the blind control drawn fainter."""
+
+
+def success_within_calls(df: pd.DataFrame, run: str) -> Figure | None:
+    """S(k), the share of sessions succeeding within k tool calls, for every k up to the budget:
+    one panel per world (the harness's own scenarios in a panel of their own), a line per agent
+    and strategy (:func:`harness.report.curves.survival`; each task weighs the same). None for a
+    table without the sessions' budgets (a run before ``max_steps`` was a column)."""
+    from harness.report.curves import survival
+    from harness.report.worlds import parts, task_of
+
+    data = df[df["status"] == "ok"] if "status" in df.columns else df
+    if data.empty or "max_steps" not in data.columns or not (data["max_steps"] > 0).all():
+        return None
+    curves = survival(data, lambda s: (parts(s) or (OWN_SCENARIOS,))[0], task_of)
+    groups = list(dict.fromkeys(curves["group"]))
+    cols = min(len(groups), 3)
+    rows = math.ceil(len(groups) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(4.6 * cols, 8.0), 3.4 * rows + 1.2), squeeze=False)
+    for ax, group in zip(axes.flat, groups, strict=False):
+        sub = curves[curves["group"] == group]
+        for (agent, strategy), line in sub.groupby(["agent", "strategy"], sort=True):
+            alpha, width = AGENT_STYLES.get(str(agent), (0.8, 1.5))
+            style = STYLES.get(str(strategy), ("-", "o"))[0]
+            ax.step(line["k"], line["share"], where="post", color=COLORS.get(str(strategy), "0.3"),
+                    linestyle=style, alpha=alpha, linewidth=width, label=f"{agent} · {strategy}")  # fmt: skip
+        # Past the last success the curves are flat up to the budget: the axis stops a little after it.
+        last = int(sub.loc[sub["share"] < sub.groupby(["agent", "strategy"])["share"].transform("max"), "k"]
+                   .max(skipna=True) if (sub["share"] > 0).any() else 0) + 1  # fmt: skip
+        top = int(sub["k"].max())
+        ax.set_xlim(-0.3, min(top, max(last + 2, 5)) + 0.3)
+        ax.set_title(f"{group} ({plural(int(sub['tasks'].max()), 'task')}; flat from k = {last} to the "
+                     f"budget, {top})", fontsize=9)  # fmt: skip
+        ax.set_xlabel("k: tool calls")
+        ax.set_ylabel("share succeeded within k calls")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(groups) :]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
+    fig.suptitle(f"S(k): the share succeeding within k tool calls, every budget (a failure never counts)\n"
+                 f"run {run}", fontsize=10)  # fmt: skip
+    legend_rows = math.ceil(len(labels) / 4)
+    fig.tight_layout(rect=(0, 0.05 + 0.03 * legend_rows, 1, 1))
+    return fig
+
+
 FIGURES: dict[str, Callable[[pd.DataFrame, str], Figure | None]] = {
+    "success_within_calls.png": success_within_calls,
     "success_recovery_by_strategy.png": success_and_recovery,
     "steps_to_recover.png": steps_to_recover,
     "success_vs_sweep.png": success_vs_sweep,

@@ -17,7 +17,10 @@ reader). It gives two effects:
 * **success within the step budget**: Δ = success of the other cell − of the base cell;
 * **calls to success**: over the pairs where both cells succeeded, Δ = the other's tool calls −
   the base's; the tasks with at least one such pair are its units (``calls_tasks``). Negative
-  means the other cell needed fewer calls.
+  means the other cell needed fewer calls. It is conditional on an outcome of the strategy, so
+  it is never the headline: the tables ``curves`` and ``blind_curves``
+  (:mod:`harness.report.curves`) are, with the restricted mean calls and steps to success and
+  Δ S at fixed budgets, no budget of ours choosing the answer.
 
 :func:`security_table` counts AgentDojo's own verdicts (``security_breached``) per injection
 condition, agent and strategy, beside the harness's own counts of calls that changed the world
@@ -33,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.report.curves import curve_table
 from harness.report.inference import (
     CONFIDENCE,
     adjust_pvalues,
@@ -91,12 +95,15 @@ def failure_kinds(
 def matched(df: pd.DataFrame, *, column: str, base: str, others: Sequence[str]) -> pd.DataFrame:
     """The sessions of ``column == base`` matched with those of each other value on every other
     key (scenario, agent or strategy, host, era, seed, swept values): one row per pair, with
-    ``other`` (the other value), ``ok_base``, ``ok_other``, ``calls_base``, ``calls_other``."""
+    ``other`` (the other value), ``ok_base``, ``ok_other``, ``calls_base``, ``calls_other``,
+    ``steps_base``, ``steps_other``, and the scenario's ``budget`` (``max_steps``) and ``planned``
+    calls (``subgoals_total``), which both cells of a pair share."""
     data = split_harness_errors(df)[0]
     keys = [k for k in PAIR_KEYS if k in data.columns and k != column]
     keys += [c for c in data.columns if "." in c]  # swept values
-    cols = [*keys, "success", "tool_calls"]
-    left = data[data[column] == base][cols]
+    shared = [c for c in ("max_steps", "subgoals_total") if c in data.columns]
+    cols = [*keys, "success", "tool_calls", *[c for c in ("steps",) if c in data.columns]]
+    left = data[data[column] == base][[*cols, *shared]]
     out = []
     for other in others:
         right = data[data[column] == other][cols]
@@ -105,14 +112,21 @@ def matched(df: pd.DataFrame, *, column: str, base: str, others: Sequence[str]) 
         out.append(joined)
     frame = pd.concat(out, ignore_index=True) if out else pd.DataFrame()
     names = {"success_base": "ok_base", "success_other": "ok_other", "tool_calls_base": "calls_base",
-             "tool_calls_other": "calls_other"}  # fmt: skip
+             "tool_calls_other": "calls_other", "max_steps": "budget",
+             "subgoals_total": "planned"}  # fmt: skip
     return frame.rename(columns=names)
+
+
+def task_of(scenario: str) -> str:
+    """A world scenario's task (``agentdojo/banking/user_task_0`` for every condition of it); any
+    other scenario is its own task."""
+    return (parts(scenario) or ("", scenario, ""))[1]
 
 
 def _per_task(pairs: pd.DataFrame) -> pd.DataFrame:
     """Per task: the pairs, the success counts and the mean paired difference; the calls of the
     pairs where both succeeded and their mean difference."""
-    task = pairs["scenario"].map(lambda s: (parts(str(s)) or ("", str(s), ""))[1])
+    task = pairs["scenario"].astype(str).map(task_of)
     ok_b = pairs["ok_base"].astype(bool).to_numpy()
     ok_o = pairs["ok_other"].astype(bool).to_numpy()
     both = ok_b & ok_o
@@ -219,14 +233,20 @@ def security_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 WORLD_TITLES: dict[str, str] = {
+    "curves": "worlds, over every budget: per world, Δ = the strategy − is_error in restricted mean calls "
+    "and steps to success (a failure counted at the budget) and in the share succeeding within the "
+    "planned calls, +2, +5 and the budget; the unit the task; p adjusted per estimand",
+    "blind_curves": "worlds, over every budget: reading against the blind control, Δ = reader − blind "
+    "under the same strategy",
     "fault_kinds": "per fault kind (the scenarios with it; a scenario counts in each of its kinds); Δ "
-    "success = the strategy − is_error; Δ calls = the same over pairs where both succeeded",
+    "success = the strategy − is_error; Δ calls = the same over pairs where both succeeded (conditional)",
     "worlds": "worlds: per world, the unit the task (its seeds and conditions averaged); Δ success = the "
-    "strategy − is_error; Δ calls = the strategy − is_error, over pairs where both succeeded",
+    "strategy − is_error within the run's budget; Δ calls = the strategy − is_error, over pairs where both "
+    "succeeded (conditional on an outcome of the strategy: never the headline)",
     "kinds": "worlds: per failure kind (our upstream kinds, the world's events, AgentDojo's injections); "
     "the unit the task",
     "blind": "worlds: reading against the blind control, per world: Δ = reader − blind under the same "
-    "strategy (success; calls over pairs where both succeeded)",
+    "strategy (success; calls over pairs where both succeeded, conditional)",
     "blind_kinds": "worlds: reading against the blind control, per failure kind",
     "security": "worlds: AgentDojo's own security verdicts (breached: the injection task's goal met)",
 }
@@ -262,12 +282,16 @@ def world_tables(
     worlds = {n: [(parts(n) or ("",))[0], ALL_WORLDS] for n in chosen}
     mine = df[df["scenario"].isin(chosen)]
     by_strategy = matched(mine, column="strategy", base=baseline, others=others)
+    if {"budget", "planned", "steps_base"} <= set(by_strategy.columns):  # the budget-free effects
+        out["curves"] = curve_table(by_strategy, worlds, task_of, by="world", adjust=adjust)
     out["worlds"] = contrast_table(by_strategy, worlds, by="world", adjust=adjust)
     out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust)
     readers = [a for a in ("reader", "refresher") if a in set(mine["agent"])]
     if "blind" in set(mine["agent"]) and readers:
         by_agent = matched(mine, column="agent", base="blind", others=readers)
         keys = ("strategy", "other")
+        if {"budget", "planned", "steps_base"} <= set(by_agent.columns):
+            out["blind_curves"] = curve_table(by_agent, worlds, task_of, by="world", keys=keys, adjust=adjust)
         out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust)
         out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust)
     out["security"] = security_table(mine)

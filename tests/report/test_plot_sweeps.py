@@ -30,6 +30,7 @@ def swept(values: list[object]) -> pd.DataFrame:
             "scenario": scenario, "agent": agent, "strategy": strategy, "host": "typical", "seed": seed,
             "status": "ok", "success": ok, "recoveries": int(ok), "recovery_opportunities": 1,
             "recover_steps": [int(rng.integers(1, 6))] if ok else [], "repeated_failing_calls": 0, KEY: value,
+            "tool_calls": int(rng.integers(1, 9)), "steps": 9, "max_steps": 20,
         })  # fmt: skip
     return pd.DataFrame(rows)
 

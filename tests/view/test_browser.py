@@ -212,6 +212,22 @@ def test_the_landing_page_opens_with_the_findings_compare_ends_with(
     assert block.text
 
 
+def test_the_landing_page_shows_the_curves_harness_plot_draws(browser: Any, url: str) -> None:
+    """S(k) over every budget on the first page: the figure loads (the run has its budgets) and
+    stands after the findings, before the manifest."""
+    _open(browser, url + "#/", "#curves-figure")
+    loaded = browser.execute_script(
+        "const img = document.getElementById('curves-figure');"
+        "return new Promise((done) => { if (img.complete) done(img.naturalWidth);"
+        " else img.addEventListener('load', () => done(img.naturalWidth)); });"
+    )
+    assert loaded > 200
+    assert browser.execute_script(
+        "return document.getElementById('curves').compareDocumentPosition("
+        "document.getElementById('manifest-facts')) & Node.DOCUMENT_POSITION_FOLLOWING"
+    )
+
+
 @pytest.fixture(scope="module")
 def wide(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """40 sessions without traces: every strategy (input_required is the longest name), and

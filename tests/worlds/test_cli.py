@@ -6,10 +6,12 @@ import json
 import shlex
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from helpers.cli import cli
 
 from harness.batch.results import load_run
+from harness.report.curves import ESTIMANDS
 from harness.view.run import RunView
 from harness.worlds import agentdojo
 
@@ -155,5 +157,10 @@ def test_harness_effects_on_a_world_run_reports_per_world_per_kind_the_blind_con
     assert {r["group"] for r in doc["worlds"]} == {"agentdojo/banking", "agentdojo/slack", "all worlds"}
     assert {"event:channel_renamed", "injection:error"} <= {r["group"] for r in doc["kinds"]}
     assert {r["other"] for r in doc["blind"]} == {"reader"} and doc["security"]
+    curves = pd.DataFrame(doc["curves"])  # the budget-free effects: every estimand, every world
+    assert set(curves["estimand"]) == set(ESTIMANDS)
+    assert set(curves["group"]) == {r["group"] for r in doc["worlds"]}
+    assert {r["other"] for r in doc["blind_curves"]} == {"reader"}
     code, out, _ = cli(["effects", str(out_dir), "--format", "markdown", "--against", "collapse"], capsys)
     assert code == 0 and "reading against the blind control" in out and "security verdicts" in out
+    assert "over every budget" in out and "calls to success (failure = budget)" in out

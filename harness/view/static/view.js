@@ -258,6 +258,7 @@
     const found = h("section", { id: "findings" }, h("h2", {}, "Findings"), h("p", { class: "loading" }, "Computing what the run finds…"));
     show(
       found,
+      curvesBlock(),
       h("h2", {}, "Run " + INFO.title),
       h("dl", { class: "facts", id: "manifest-facts" }, facts.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       h("p", {}, h("a", { href: "#/compare" }, "The comparison"), " · ", h("a", { href: "#/effects" }, "per-scenario effects"),
@@ -268,6 +269,20 @@
     Promise.resolve().then(() => api("compare", { by: INFO.by || "agent", baseline: INFO.baseline }))
       .then((doc) => found.replaceChildren(...findingsBlock(doc.findings)))
       .catch((err) => found.replaceChildren(h("h2", {}, "Findings"), fail(err)));
+  }
+
+  // S(k) over every budget, as harness plot draws it (success_within_calls.png): the landing
+  // page's curves; hidden when the figure does not apply (no sessions, or rows without budgets).
+  function curvesBlock() {
+    const name = "success_within_calls.png";
+    const src = INFO.sessions ? figureSrc(name) : null;
+    if (!src) return null;
+    const section = h("section", { id: "curves" }, h("h2", {}, "Success within k calls, every budget"),
+      h("p", { class: "muted small" }, "The share of sessions that succeeded within k tool calls, per agent and strategy, for every k up to the budget (one panel per world)."));
+    const img = h("img", { src: src, alt: "S(k): " + name, id: "curves-figure" });
+    img.addEventListener("error", () => section.remove());
+    section.append(h("figure", {}, img));
+    return section;
   }
 
   // What the run finds, in words: the block harness run and harness compare end with.
