@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import difflib
 import errno
+import json
+import tomllib
 from collections.abc import Iterable
+from typing import Any
 
 
 class UserError(Exception):
@@ -42,3 +45,34 @@ def unknown_name(kind: str, name: str, valid: Iterable[str]) -> UserError:
     near = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
     return UserError(f"unknown {kind} {name!r}{hint} (valid: {', '.join(choices)})")
+
+
+NESTED_TOO_DEEPLY = "nested too deeply (arrays or tables inside one another past what can be read)"
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads``, with a document nested past the interpreter's recursion limit refused as
+    a :class:`tomllib.TOMLDecodeError`, which every reader of a user's file already turns into one
+    line naming the file (a RecursionError would reach the user as thousands of lines)."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError(NESTED_TOO_DEEPLY) from None
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads``, with a document nested too deeply refused as a ``ValueError`` (what every
+    reader of a user's JSON already catches), and a number written past a float's range
+    (``1e999``) refused, not read as infinity. ``NaN`` and ``Infinity`` stay readable: Python's
+    own ``json.dumps`` writes them."""
+    try:
+        return json.loads(text, parse_float=_finite)
+    except RecursionError:
+        raise ValueError(NESTED_TOO_DEEPLY) from None
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number out of range: {token[:40]}")
+    return value

@@ -36,7 +36,7 @@ import json
 import operator
 import os
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.batch.grid import KEY_COLUMNS, Grid
-from harness.errors import UserError
+from harness.errors import UserError, loads_json
 from harness.sim.row import ROW_COLUMNS
 
 FORMAT = "harness-results/2"
@@ -349,6 +349,51 @@ class _Ahead:
         self.tmp.unlink(missing_ok=True)
 
 
+MANIFEST_SHAPE: Mapping[str, tuple[type | tuple[type, ...], type | None]] = {
+    "grid": (dict, None),
+    "status": (str, None),
+    "scenario_sources": (dict, str),
+    "agent_settings": (dict, dict),
+    "sessions": (int, None),
+    "sessions_in_grid": (int, None),
+    "harness_errors": (int, None),
+    "codec": (str, None),
+    "executor": (str, None),
+    "row_version": (int, None),
+    "traces": (bool, None),
+}
+"""What a manifest's keys hold, where present (``grid`` always is): the type of each value and, for
+a mapping, of each of its values. A manifest edited or damaged by hand is refused in one line
+naming the key, before any reader meets a value of another type."""
+
+
+def check_manifest(manifest: Mapping[str, Any], shown: str) -> None:
+    """Refuse a manifest whose keys do not hold what :data:`MANIFEST_SHAPE` says, or whose grid does
+    not read: a UserError naming the file and the key."""
+    if "grid" not in manifest:
+        raise UserError(f"{shown}: grid: missing (every run records its grid)")
+    for key, (kind, inner) in MANIFEST_SHAPE.items():
+        if key not in manifest or (manifest[key] is None and key != "grid"):
+            continue
+        value: Any = manifest[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise UserError(f"{shown}: {key}: {_shape_name(kind)} expected, not {type(value).__name__}")
+        if inner is not None and isinstance(value, dict):
+            wrong = next((k for k, v in value.items() if not isinstance(v, inner)), None)
+            if wrong is not None:
+                found = type(value[wrong]).__name__
+                raise UserError(f"{shown}: {key}: {wrong!r}: {_shape_name(inner)} expected, not {found}")
+    try:
+        Grid.from_json(manifest["grid"])
+    except UserError as exc:
+        raise UserError(f"{shown}: {str(exc).removeprefix('manifest.json: ')}") from None
+
+
+def _shape_name(kind: type | tuple[type, ...]) -> str:
+    names: dict[Any, str] = {dict: "an object", str: "a string", int: "an integer", bool: "true or false"}
+    return names.get(kind, str(kind))
+
+
 class ResultsDir:
     """One batch's directory; create it for a new run, open it to resume or analyse."""
 
@@ -436,12 +481,13 @@ class ResultsDir:
         if not mpath.exists():
             raise UserError(f"{path}: not a harness results directory (no {MANIFEST})")
         try:
-            manifest = json.loads(mpath.read_text())
+            manifest = loads_json(mpath.read_bytes())
         except (OSError, ValueError) as exc:
-            raise UserError(f"{mpath}: unreadable manifest ({exc})") from None
+            raise UserError(f"{mpath}: unreadable manifest ({str(exc)[:200]})") from None
         if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
             known = ", ".join(READABLE_FORMATS)
             raise UserError(f"{mpath}: not a harness results manifest (format is not one of {known})")
+        check_manifest(manifest, str(mpath))
         return cls(path, manifest)
 
     @property

@@ -48,6 +48,7 @@ from harness.batch.worker import (
     Warmth,
     error_row,
     loader_warmth,
+    no_process_exit,
     run_cells,
     start_worker,
 )
@@ -137,7 +138,9 @@ Tasks = Iterator[list[Cell]]
 
 def _serial(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None) -> Iterator[Finished]:
     for task in tasks:
-        yield task, run_cells(task, options)
+        with no_process_exit():  # the sessions share this process: none may end it
+            outcomes = run_cells(task, options)
+        yield task, outcomes
 
 
 def _died(cell: Cell, why: str) -> Outcome:

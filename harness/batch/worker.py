@@ -25,7 +25,7 @@ import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, NoReturn, Protocol, cast
 
 from harness.batch.grid import Cell
 from harness.batch.kinds import kind_for, load_source
@@ -124,6 +124,35 @@ class SessionOptions:
 class SessionTimeout(BaseException):
     """A session ran past ``--session-timeout``. A BaseException, so that an agent's own
     ``except Exception`` cannot swallow it on its way out of the session."""
+
+
+class ProcessExit(BaseException):
+    """A session's code called ``os._exit`` where sessions run in the run's own process (the
+    serial executor): the call is refused and the session becomes a ``harness_error``, as it does
+    in a worker process that ends. A BaseException, so that an ``except Exception`` in the agent
+    does not swallow it."""
+
+
+@contextlib.contextmanager
+def no_process_exit() -> Iterator[None]:
+    """While the block runs, ``os._exit`` raises :class:`ProcessExit` instead of ending this
+    process: a serial run's sessions share its process, and one agent's ``os._exit`` would end
+    the run with no table and its manifest left ``running`` (issue 49). A signal the process
+    sends itself is not stopped here; a resume of such a run starts worker processes instead
+    (``harness run --resume``, docs/batches.md)."""
+    real = os._exit
+
+    def refused(status: int) -> NoReturn:
+        raise ProcessExit(
+            f"the session called os._exit({status}), which would have ended the run's own process "
+            "(--executor serial runs sessions in it): refused"
+        )
+
+    os._exit = refused
+    try:
+        yield
+    finally:
+        os._exit = real
 
 
 def _timed_out(seconds: float) -> SessionTimeout:
@@ -329,7 +358,7 @@ def _run_cell(setup: TaskSetup, cell: Cell, baseline: Any = None) -> Outcome:
             # traceback does; a break with no exception behind it (a model endpoint gave out)
             # has its one line there.
             error = getattr(result, "traceback", "") or f"{row.get('error') or 'no reason recorded'}\n"
-    except (Exception, SystemExit) as exc:  # SystemExit: an agent's sys.exit() ends one session
+    except (Exception, SystemExit, ProcessExit) as exc:  # sys.exit(), os._exit(): one session ends
         row = error_row(cell, reason=f"{type(exc).__name__}: {exc}")
         error = traceback.format_exc()
     except SessionTimeout as exc:

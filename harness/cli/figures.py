@@ -38,7 +38,8 @@ BLOCK_NAMES: tuple[str, ...] = (
     "study-shares", "study-sources", "study-families", "study-features", "study-harm",
     "template-shares", "template-features", "default-compare", "default-table", "default-findings",
     "compare-glossary",
-    "worlds-curves", "worlds-blind-curves", "worlds-headline", "worlds-blind", "worlds-kinds", "worlds-blind-kinds", "worlds-security",
+    "worlds-curves", "worlds-blind-curves", "worlds-headline", "worlds-blind", "worlds-kinds",
+    "worlds-blind-kinds", "worlds-security",
     "worlds-extraction", "worlds-events", "worlds-events-list", "study-kinds", "study-rewrites",
 )  # fmt: skip
 """Every block :func:`render` writes."""
@@ -215,7 +216,7 @@ def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: 
 def _curves(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: str, what: str,
             sides: tuple[str, str]) -> str:  # fmt: skip
     """A budget-free table's rows of one comparison (:func:`harness.report.curves.curve_table`): the
-    restricted means of calls and steps, and Δ S at the planned calls and at the budget."""
+    restricted means of calls and steps, and Δ S at each fixed budget with its adjusted p."""
     chosen = [r for r in rows if r[first] == value and r["other"] == other]
     by: dict[str, dict[str, Mapping[str, Any]]] = {}
     for r in chosen:
@@ -224,13 +225,15 @@ def _curves(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: st
     def delta(r: Mapping[str, Any]) -> str:
         return signed_interval(r["diff"], r["lo"], r["hi"])
 
+    shares = ("S(planned)", "S(planned+2)", "S(planned+5)", "S(budget)")
     body = [[group, str(e["rmean_calls"]["tasks"]), _arrow(e["rmean_calls"]["value_base"],
              e["rmean_calls"]["value_other"], 1), delta(e["rmean_calls"]), p_value(e["rmean_calls"]["p_adj"]),
-             delta(e["rmean_steps"]), p_value(e["rmean_steps"]["p_adj"]), delta(e["S(planned)"]),
-             delta(e["S(budget)"])] for group, e in by.items()]  # fmt: skip
+             delta(e["rmean_steps"]), p_value(e["rmean_steps"]["p_adj"]),
+             *[f"{delta(e[k])} ({p_value(e[k]['p_adj'])})" for k in shares]]
+            for group, e in by.items()]  # fmt: skip
     a, b = sides
     head = [what, "tasks", f"calls to success {a} → {b}", "Δ calls [95% CI]", "p adj", "Δ steps [95% CI]",
-            "p adj", "Δ S(planned)", "Δ S(budget)"]  # fmt: skip
+            "p adj", *[f"Δ {k} (p adj)" for k in shares]]  # fmt: skip
     return _table(head, body)
 
 

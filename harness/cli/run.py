@@ -661,6 +661,16 @@ def command(
             executor = str(results.manifest.get("executor") or executor)
             if not _given(ctx, "scheduler") and executor == "dask":
                 scheduler = results.manifest.get("scheduler") or None
+            if executor == "serial" and results.manifest.get("status") == "running":
+                # Its process ended with the run still going: a kill from outside, or a session
+                # that ended it (a signal to itself). Worker processes find such a session and
+                # record it as a harness_error, where the same process would meet it again.
+                executor = "process"
+                click.echo(
+                    f"harness run --resume: {out} was left running by a serial run whose process ended; "
+                    "resuming in worker processes (--executor serial to insist)",
+                    err=True,
+                )
     elif is_served_run(scenarios, server):  # scenarios for a real server (harness.cli.served)
         grid, sources = served_grid(scenarios, agents, strategies, hosts, seeds, sets, eras, server, families)
     else:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UserError
+from harness.errors import UserError, loads_toml
 
 IS_ERROR = "isError"
 """The channel of a ``tools/call`` result with ``isError: true``."""
@@ -180,7 +180,7 @@ def result_record(call: ExtraCall, reply: Mapping[str, Any]) -> HarvestRecord | 
 def load_calls(path: Path) -> tuple[ExtraCall, ...]:
     """The ``[[calls]]`` of a TOML file; UserError naming the file and the call for any mistake."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = loads_toml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"--calls {path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UserError
+from harness.errors import UserError, loads_toml
 from harness.sim.catalogue import CATALOGUE, CatalogueTool, Variant, World
 from harness.sim.faults import FAULT_KIND_TABLE, Clock, FaultEngine, FaultKind, FaultRule
 from harness.sim.scenario import EVENT_KINDS, parse_fault_table
@@ -137,7 +137,7 @@ def load_plan(path: Path) -> Plan:
     except OSError as exc:
         raise FaultsFileError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise FaultsFileError(f"{shown}: toml: {exc}") from None
     return parse_plan(data, shown=shown)

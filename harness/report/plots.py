@@ -36,9 +36,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
 
 from harness.report.display import plural
-from harness.report.inference import POOLED, forest_frame
+from harness.report.inference import POOLED, forest_frame, split_harness_errors
 from harness.report.stats import compare, param_columns
 
 STRATEGY_ORDER = ("is_error", "input_required", "masked", "collapse", "escape")
@@ -377,22 +378,33 @@ OWN_SCENARIOS = "the harness's scenarios"
 """The panel of :func:`success_within_calls` that holds every scenario not of a world."""
 AGENT_STYLES = {"blind": (0.55, 1.2), "reader": (1.0, 2.0)}
 """Per agent (alpha, line width) in :func:`success_within_calls`: the blind control drawn fainter."""
+FOCUS_AGENT = "reader"
+"""The agent whose every strategy :func:`success_within_calls` draws (the first agent without it)."""
+CONTROL = "blind"
+CONTROL_STRATEGIES = ("is_error", "collapse")
+"""The control drawn beside it, under the two strategies the headline compares."""
 
 
 def success_within_calls(df: pd.DataFrame, run: str) -> Figure | None:
     """S(k), the share of sessions succeeding within k tool calls, for every k up to the budget:
-    one panel per world (the harness's own scenarios in a panel of their own), a line per agent
-    and strategy (:func:`harness.report.curves.survival`; each task weighs the same). None for a
+    one panel per world (the harness's own scenarios in a panel of their own), a line per strategy
+    of the reader (:data:`FOCUS_AGENT`) and, fainter, the blind control's under is_error and
+    collapse (:func:`harness.report.curves.survival`; each task weighs the same). None for a
     table without the sessions' budgets (a run before ``max_steps`` was a column)."""
     from harness.report.curves import survival
     from harness.report.worlds import parts, task_of
 
-    data = df[df["status"] == "ok"] if "status" in df.columns else df
+    data = split_harness_errors(df)[0]  # a wedged session is a failure: only harness errors are left out
     if data.empty or "max_steps" not in data.columns or not (data["max_steps"] > 0).all():
         return None
-    curves = survival(data, lambda s: (parts(s) or (OWN_SCENARIOS,))[0], task_of)
+    agents = sorted(set(data["agent"]))
+    focus = FOCUS_AGENT if FOCUS_AGENT in agents else agents[0]
+    drawn = data[
+        (data["agent"] == focus) | ((data["agent"] == CONTROL) & data["strategy"].isin(CONTROL_STRATEGIES))
+    ]
+    curves = survival(drawn, lambda s: (parts(s) or (OWN_SCENARIOS,))[0], task_of)
     groups = list(dict.fromkeys(curves["group"]))
-    cols = min(len(groups), 3)
+    cols = 2 if len(groups) == 4 else min(len(groups), 3)
     rows = math.ceil(len(groups) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(max(4.6 * cols, 8.0), 3.4 * rows + 1.2), squeeze=False)
     for ax, group in zip(axes.flat, groups, strict=False):
@@ -409,6 +421,7 @@ def success_within_calls(df: pd.DataFrame, run: str) -> Figure | None:
         ax.set_xlim(-0.3, min(top, max(last + 2, 5)) + 0.3)
         ax.set_title(f"{group} ({plural(int(sub['tasks'].max()), 'task')}; flat from k = {last} to the "
                      f"budget, {top})", fontsize=9)  # fmt: skip
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("k: tool calls")
         ax.set_ylabel("share succeeded within k calls")
         ax.set_ylim(-0.02, 1.02)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from harness.errors import unknown_name
+from harness.errors import loads_toml, unknown_name
 from harness.sim.catalogue import CATALOGUE, DAMAGING_TOOLS, RATES_TO_EUR, STATIONS, TABLES
 from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, RULE_KEYS
 from harness.sim.scenario import (
@@ -324,7 +324,7 @@ def load_family(name_or_path: str) -> Family:
     shown = _display(path)
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
+        data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise FamilyError(f"{shown}: toml: {exc}") from None
     except UnicodeDecodeError:

@@ -21,13 +21,13 @@ ValueError naming the entry.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
+from harness.errors import loads_toml
 from harness.sim.catalogue import DAMAGING_TOOLS
 
 __all__ = ["ADVERSARIAL", "DAMAGING_TOOLS", "MISLEADING", "AdversarialText", "MisleadingText"]
@@ -94,7 +94,7 @@ def _adversarial(entry: Mapping[str, Any], where: str) -> AdversarialText:
 
 def parse_bank(text: str) -> tuple[tuple[MisleadingText, ...], tuple[AdversarialText, ...]]:
     """Both banks from the TOML text of a bank file."""
-    data = tomllib.loads(text)
+    data = loads_toml(text)
     unknown = set(data) - {"misleading", "adversarial"}
     if unknown:
         raise ValueError(f"unknown sections: {', '.join(sorted(unknown))}")

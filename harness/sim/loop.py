@@ -344,6 +344,7 @@ class SessionLoop:
             if type(action) is CallTool:  # the common case first (the action types are disjoint)
                 obs = self.call(action.tool, dict(action.arguments))
             elif isinstance(action, Finish):
+                self.check_finish(action)
                 self.note(action="finish")
                 self.finished, self.end = True, "finished"
                 self.answer = dict(action.answer) if action.answer else {}
@@ -380,6 +381,19 @@ class SessionLoop:
         if i is not None and all(self.dead(t) for t in self.subgoals[i].tools):
             self.tally.correct_give_ups += 1
         self.note(action="give_up", reason=action.reason)
+
+    def check_finish(self, action: Finish) -> None:
+        """A Finish's answer is a mapping (subgoal name -> value) and its text a string: an agent
+        that writes ``Finish("done")`` meant ``Finish(text="done")``, and is told so."""
+        if action.answer is not None and not isinstance(action.answer, Mapping):
+            raise AgentContractError(
+                f"{self.act_name()} returned Finish({action.answer!r:.60}): a Finish's answer is a mapping "
+                "of subgoal name to the value read (or None); words for the user go in Finish(text=...)"
+            )
+        if not isinstance(action.text, str):
+            raise AgentContractError(
+                f"{self.act_name()} returned Finish(text={action.text!r:.60}): a Finish's text is a string"
+            )
 
     def execute(self, action: Any) -> Observation:
         """Any action but the plain CallTool, Finish and GiveUp: a Wait, a ListTools, a CallTool

@@ -55,7 +55,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.errors import UserError, unknown_name
+from harness.errors import UserError, loads_toml, unknown_name
 from harness.protocol.tools import Tool
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from harness.sim.catalogue import CATALOGUE
@@ -399,7 +399,7 @@ def load_scenario(name_or_path: str) -> Scenario:
     path = scenario_path(name_or_path)
     shown = _display(path, name_or_path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = loads_toml(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{shown}: toml: {exc}") from None
     except UnicodeDecodeError:

@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.errors import loads_toml
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from harness.sim.scenario import (
     ANY,
@@ -172,7 +173,7 @@ class ServedScenario(Scenario):
 def has_server_table(path: str | Path) -> bool:
     """Whether a scenario file has a top-level ``[server]`` table (False if it cannot be read)."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads_toml(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False
     return isinstance(data.get("server"), dict)
@@ -185,7 +186,7 @@ def load_served(path: str | Path, command: str | None = None) -> ServedScenario:
     if not file.is_file():
         raise ScenarioError(f"{path}: file: no such scenario file")
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = loads_toml(file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{shown}: toml: {exc}") from None
     except UnicodeDecodeError:

@@ -21,12 +21,11 @@ file export (:mod:`harness.view.export`) calls it ahead of time and puts the ans
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from harness.batch.grid import split_names
-from harness.errors import UserError
+from harness.errors import UserError, loads_json
 from harness.view.run import PAGE_LIMIT, NotFound, RunView, ViewError
 from harness.view.sources import Source
 
@@ -48,9 +47,9 @@ def _json(query: Mapping[str, str], name: str, default: Any) -> Any:
     if not text:
         return default
     try:
-        return json.loads(text)
-    except ValueError:
-        raise ViewError(f"{name}: not JSON") from None
+        return loads_json(text)
+    except ValueError as exc:
+        raise ViewError(f"{name}: not JSON ({str(exc)[:80]})") from None
 
 
 def answer(source: Source, route: str, query: Mapping[str, str]) -> dict[str, Any] | bytes:

@@ -263,12 +263,12 @@ class RunView:
                 if text not in ("true", "false", "1", "0"):
                     raise ValueError(value)
                 return text in ("true", "1")
-            if pa.types.is_integer(kind):
-                return int(value)
-            if pa.types.is_floating(kind):
-                return float(value)
-        except (TypeError, ValueError):
-            raise ViewError(f"filter {col}: {value!r} is not a {kind}") from None
+            if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+                number = int(value) if pa.types.is_integer(kind) else float(value)
+                pa.scalar(number, kind)  # a number the column cannot hold is refused here, not in mask
+                return number
+        except (TypeError, ValueError, OverflowError, pa.ArrowException):
+            raise ViewError(f"filter {col}: {str(value)[:60]!r} is not a {kind}") from None
         return str(value)
 
     def mask(self, filters: Sequence[Filter]) -> np.ndarray[Any, Any]:

@@ -163,3 +163,15 @@ def test_the_curves_figure_draws_a_panel_per_world_and_skips_tables_without_budg
     assert len(fig.axes[0].get_lines()) == 4  # two agents x two strategies
     assert success_within_calls(frame.drop(columns=["max_steps"]), "test") is None
     assert not math.isnan(float(frame["max_steps"].iloc[0]))
+
+
+def test_the_curves_figure_counts_a_wedged_session_as_a_failure_and_leaves_harness_errors_out() -> None:
+    rows = [_row(TASK, "reader", "escape", seed, True, 2, budget=10) for seed in range(2)]
+    rows += [
+        {**_row(TASK, "reader", "escape", seed, False, 1, budget=10), "status": "wedged"} for seed in (2, 3)
+    ]
+    rows += [{**_row(TASK, "reader", "escape", 4, False, 1, budget=10), "status": "harness_error"}]
+    fig = success_within_calls(pd.DataFrame(rows), "test")
+    assert fig is not None
+    (line,) = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "reader · escape"]
+    assert max(line.get_ydata()) == pytest.approx(0.5)  # 2 of the 4 judged sessions

@@ -65,6 +65,14 @@ AGENTS = textwrap.dedent(
     class WaitsNaN(WaitsForever):
         seconds = float("nan")
 
+    class FinishesWithAString(Agent):
+        name = "finish-string"
+        def reset(self, task, tools, seed):
+            pass
+        def act(self, observation):
+            from harness.sim.agent import Finish
+            return Finish("done")
+
     class SometimesRaises(ReaderAgent):
         name = "sometimes"
         def reset(self, task, tools, seed):
@@ -111,6 +119,16 @@ def test_act_returning_a_non_action_is_named(agents: Path) -> None:
         in result.error
     )
     assert "AttributeError" not in result.error
+
+
+def test_a_finish_whose_answer_is_a_string_names_the_contract(agents: Path) -> None:
+    result = run_session("flaky_weather", f"{agents}:FinishesWithAString", "is_error", 0)
+    assert result.status == "harness_error"
+    assert (
+        f"{agents}:FinishesWithAString.act returned Finish('done'): a Finish's answer is a mapping"
+        in result.error
+    )
+    assert "Finish(text=...)" in result.error and "AttributeError" not in result.error
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,138 @@
+"""A user's broken file or query is one line naming it, never a traceback (issue 49, item 9).
+
+The readers of TOML and JSON refuse a document nested past what can be read, and a number no
+float holds, as the parse errors their callers already name; a results manifest whose keys hold
+the wrong types is refused when the directory is opened, naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.batch.results import ResultsDir
+from harness.cli.main import main
+from harness.errors import NESTED_TOO_DEEPLY, UserError, loads_json, loads_toml
+from tests.helpers.cli import cli
+
+DEEP = 5_000
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("[" * 100_000 + "]" * 100_000, NESTED_TOO_DEEPLY), ('{"a": 1e999}', "out of range"),
+     ('{"a": -1e999}', "out of range"), ('[["seed", "=", 2e400]]', "out of range")],
+    ids=["nested", "inf", "-inf", "filter"],
+)  # fmt: skip
+def test_json_that_cannot_be_read_faithfully_is_a_value_error(text: str, says: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(says)):
+        loads_json(text)
+
+
+def test_json_as_it_is_reads_as_json_does() -> None:
+    text = '{"a": [1, 2.5, -0.0, 1e308], "b": {"c": null}, "d": "x"}'
+    assert loads_json(text) == json.loads(text)
+    # what json.dumps itself writes for a float that is not finite stays readable
+    assert math.isnan(loads_json(json.dumps({"x": math.nan}))["x"])
+    assert loads_json(json.dumps([math.inf])) == [math.inf]
+
+
+def test_toml_nested_too_deeply_is_a_toml_error() -> None:
+    with pytest.raises(tomllib.TOMLDecodeError, match="nested too deeply"):
+        loads_toml("x = " + "[" * DEEP + "]" * DEEP)
+    assert loads_toml("x = [[1], [2]]") == {"x": [[1], [2]]}
+
+
+def _one_line(err: str, *says: str) -> None:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("harness: error: "), err
+    assert all(s in lines[0] for s in says), err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["run", "{f}", "--seeds", "1"], ["check", "{f}"], ["session", "{f}"],
+                                  ["proxy", "--faults", "{f}", "--", "true"]],
+                         ids=["run", "check", "session", "proxy"])  # fmt: skip
+def test_a_scenario_or_faults_file_nested_too_deeply_is_one_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "deep.toml"
+    f.write_text("x = " + "[" * DEEP + "]" * DEEP + "\n")
+    code, out, err = cli([a.replace("{f}", str(f)) for a in argv], capsys)
+    if argv[0] == "check":  # check lints each file it is given: a broken one is its FAIL line, exit 2
+        lines = [ln for ln in (out + err).splitlines() if ln.strip()]
+        assert code == 2 and len(lines) == 1 and "deep.toml: toml: nested too deeply" in lines[0]
+        assert "Traceback" not in err
+        return
+    assert code == 2
+    _one_line(err, "deep.toml: toml: nested too deeply")
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("manifest") / "run"
+    assert main(["run", "flaky_weather", "--seeds", "2", "--agents", "reader", "--strategies",
+                 "is_error,collapse", "--out", str(out), "--no-compare"]) == 0  # fmt: skip
+    return out
+
+
+def _drop_grid(m: dict[str, Any]) -> None:
+    del m["grid"]
+
+
+BROKEN: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
+    "no grid": (_drop_grid, "grid: missing"),
+    "sources a list": (
+        lambda m: m.update(scenario_sources=[["a", "b"]]),
+        "scenario_sources: an object expected",
+    ),
+    "a source a number": (lambda m: m.update(scenario_sources={"a": 3}), "scenario_sources: 'a': a string"),
+    "grid a list": (lambda m: m.update(grid=[]), "grid: an object expected, not list"),
+    "grid without seeds": (lambda m: m["grid"].pop("seeds"), "grid: unreadable"),
+    "status a number": (lambda m: m.update(status=3), "status: a string expected"),
+    "sessions true": (lambda m: m.update(sessions=True), "sessions: an integer expected, not bool"),
+    "nested": (lambda m: m.update(x=json.loads("[" * 900 + "]" * 900)), "unreadable manifest"),
+}
+
+
+@pytest.mark.timeout(120)  # view serves until stopped were the manifest read as sound
+@pytest.mark.parametrize("case", list(BROKEN))
+@pytest.mark.parametrize("command", ["compare", "resume", "effects", "view"])
+def test_a_broken_manifest_is_one_line_for_every_reader(
+    case: str, command: str, finished: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(finished, run, ignore=shutil.ignore_patterns("writer.lock"))
+    manifest = json.loads((run / "manifest.json").read_text())
+    change, says = BROKEN[case]
+    change(manifest)
+    text = json.dumps(manifest)
+    if case == "nested":  # deeper than json.dumps writes: by hand
+        text = text[:-1] + ', "y": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (run / "manifest.json").write_text(text)
+    argv = {"compare": ["compare", str(run)], "resume": ["run", "--resume", "--out", str(run)],
+            "effects": ["effects", str(run)],
+            "view": ["view", str(run), "--no-open", "--port", "0"]}[command]  # fmt: skip
+    code, _, err = cli(argv, capsys)
+    assert code == 2
+    _one_line(err, "manifest.json", says)
+    with pytest.raises(UserError, match=says):
+        ResultsDir.open(run)
+
+
+def test_a_manifest_that_says_exploded_is_not_read_as_finished(finished: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(finished, run, ignore=shutil.ignore_patterns("writer.lock"))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["status"] = "exploded"
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    state = ResultsDir.open(run).state()
+    assert state.complete is False and "exploded" in state.warning(run)
