@@ -67,16 +67,43 @@ def make_app(source: Source, *, by: str = "agent") -> Starlette:
             result = {**result, "mode": "server", "by": by}
         return _JSON(result)
 
+    def guarded(request: Request) -> Response:
+        refused = foreign(request)
+        return _JSON({"error": refused}, status_code=403) if refused else api(request)
+
     return Starlette(
         routes=[
             Route("/", index),
-            Route("/api/{route:path}", api),
+            Route("/api/{route:path}", guarded),
             Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         ],
         # Only a page addressed to this machine by name gets an answer: another site's page that
         # rebinds its own name to 127.0.0.1 cannot read the run.
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])],
     )
+
+
+SAME_SITE = frozenset({"same-origin", "none"})
+"""``Sec-Fetch-Site`` values of a request this page made, or a user typed: anything else (another
+site's page, even one on this machine) gets no answer."""
+
+
+def foreign(request: Request) -> str:
+    """Why a request for the API comes from another site's page (empty when it does not).
+
+    Another site cannot read the answers (no CORS header is ever sent), but it could make the
+    server draw figures or read a whole table for nothing: an ``<img>`` pointing here, say. A
+    browser says where a request comes from: ``Sec-Fetch-Site`` (every current browser) and
+    ``Origin`` (on a cross-origin request); a request with neither (curl, a script of the user's)
+    is this machine's user and is answered."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in SAME_SITE:
+        return f"refused: a request from another site's page (Sec-Fetch-Site: {site[:40]})"
+    origin = request.headers.get("origin")
+    own = f"{request.url.scheme}://{request.url.netloc}"
+    if origin is not None and origin != own:
+        return f"refused: a request from another origin ({origin[:80]})"
+    return ""
 
 
 def bind(port: int) -> socket.socket:

@@ -83,3 +83,26 @@ def test_the_page_ships_in_the_wheel_and_its_script_parses() -> None:
     node = shutil.which("node")
     if node is not None:  # a syntax error would leave a blank page
         subprocess.run([node, "--check", str(static / "view.js")], check=True, timeout=60)
+
+
+def _status(url: str, headers: dict[str, str]) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as res:
+            return int(res.status)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return int(exc.code)
+
+
+def test_another_sites_page_cannot_make_the_server_work(run: Path) -> None:
+    """An ``<img>`` or fetch from another site (issue 49, item 10) gets a 403 before anything is
+    drawn or read; the page's own requests, and a user's curl, are answered."""
+    with served(run) as url:
+        figure = url + "api/figure/agent_strategy_heatmap.png"
+        own = url.rstrip("/")
+        assert _status(figure, {"Sec-Fetch-Site": "cross-site"}) == 403
+        assert _status(figure, {"Sec-Fetch-Site": "same-site"}) == 403  # another port of this machine
+        assert _status(url + "api/info", {"Origin": "http://evil.example"}) == 403
+        assert _status(figure, {"Sec-Fetch-Site": "same-origin", "Origin": own}) == 200
+        assert _status(url + "api/info", {"Sec-Fetch-Site": "none"}) == 200
+        assert _status(url + "api/info", {}) == 200
