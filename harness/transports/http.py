@@ -66,8 +66,10 @@ import contextlib
 import contextvars
 import json
 import logging
+import math
 import socket
 import threading
+import time
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -436,6 +438,33 @@ def _host_name(value: str) -> str | None:
         return None
 
 
+EVICTION_LOG_S = 10.0
+"""At most one line per this many seconds says how many sessions were evicted."""
+
+
+class EvictionLog:
+    """One line per burst of evictions, with its count, where a line per session would let any
+    local process flood the log (1,100 sessions opened in a loop printed 3,181 lines, issue 49):
+    the first eviction is logged at once, the rest of a burst when :data:`EVICTION_LOG_S` has
+    passed since that line (at the next eviction), so a burst costs a line or two."""
+
+    def __init__(self, max_sessions: int) -> None:
+        self.max_sessions = max_sessions
+        self.pending = 0
+        self.total = 0
+        self.logged_at = -math.inf
+
+    def evicted(self, now: float) -> None:
+        self.pending += 1
+        self.total += 1
+        if now - self.logged_at >= EVICTION_LOG_S:
+            log.info(
+                "%d session%s evicted (more than %d sessions; the least recently used go first; %d in all)",
+                self.pending, "" if self.pending == 1 else "s", self.max_sessions, self.total,
+            )  # fmt: skip
+            self.pending, self.logged_at = 0, now
+
+
 class StreamableHTTP:
     """The transport's state (sessions) and its ASGI app, :attr:`app`."""
 
@@ -466,6 +495,7 @@ class StreamableHTTP:
         self.listen_streams: dict[Any, asyncio.Queue[Message | None]] = {}
         """Open ``subscriptions/listen`` streams by request id (stateless era)."""
         self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.evictions = EvictionLog(max_sessions)
         self.app = Starlette(routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])])
 
     # -- checks shared by every method -------------------------------------------
@@ -636,7 +666,7 @@ class StreamableHTTP:
         while len(self.sessions) > self.max_sessions:
             _, old = self.sessions.popitem(last=False)
             old.close()
-            log.info("session %s evicted (more than %d sessions)", old.id, self.max_sessions)
+            self.evictions.evicted(time.monotonic())
         return _json(reply, headers={SESSION_HEADER: session.id})
 
     async def _handle(self, session: Session, message: Message) -> _Outcome:

@@ -8,6 +8,7 @@ port, picked by binding port 0), started in a thread per test module.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from starlette.testclient import TestClient
 from harness.fixtures.conformance import build_conformance_server
 from harness.fixtures.demo import build_demo_server
 from harness.protocol import LATEST_VERSION, MCPServer
-from harness.transports.http import SESSION_HEADER, VERSION_HEADER, StreamableHTTP, bind_socket
+from harness.transports.http import SESSION_HEADER, VERSION_HEADER, EvictionLog, StreamableHTTP, bind_socket
 
 ACCEPT_BOTH = {"Accept": "application/json, text/event-stream"}
 INIT = {
@@ -423,3 +424,20 @@ class TestServeCommand:
             .splitlines()[-1]
             .startswith(f"harness: error: cannot listen on 127.0.0.1:{port}")
         )
+
+
+def test_a_burst_of_evictions_is_one_line_with_its_count(caplog: pytest.LogCaptureFixture) -> None:
+    """Any local process can open sessions past the cap; the log says so once a burst, not once a
+    session (issue 49, item 7), and still counts every one."""
+    with caplog.at_level(logging.INFO, logger="harness.http"), make_client(max_sessions=2) as c:
+        for _ in range(40):
+            open_session(c)
+    lines = [r.getMessage() for r in caplog.records if "evicted" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].startswith("1 session evicted")
+    log = EvictionLog(2)
+    with caplog.at_level(logging.INFO, logger="harness.http"):
+        caplog.clear()
+        for t in range(30):
+            log.evicted(float(t))  # one a second: a line at 0, 10 and 20 s with the ones between
+    counts = [r.getMessage().split(" ")[0] for r in caplog.records]
+    assert counts == ["1", "10", "10"] and log.total == 30 and log.pending == 9
