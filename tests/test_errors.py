@@ -21,6 +21,7 @@ import pytest
 from harness.batch.results import ResultsDir
 from harness.cli.main import main
 from harness.errors import NESTED_TOO_DEEPLY, UserError, loads_json, loads_toml
+from harness.view.run import RunView
 from tests.helpers.cli import cli
 
 DEEP = 5_000
@@ -136,3 +137,29 @@ def test_a_manifest_that_says_exploded_is_not_read_as_finished(finished: Path, t
     (run / "manifest.json").write_text(json.dumps(manifest))
     state = ResultsDir.open(run).state()
     assert state.complete is False and "exploded" in state.warning(run)
+
+
+def _flip(path: Path, at: float) -> None:
+    data = bytearray(path.read_bytes())
+    i = int(len(data) * at)
+    data[i] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("at", [0.3, 0.5, 0.7])
+def test_a_flipped_bit_in_a_finished_run_is_refused_by_every_reader(
+    at: float, finished: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run records its table's sha256 when it finishes; any byte changed after is one line
+    (issue 49, item 6), whether or not the file still reads as parquet."""
+    run = tmp_path / "run"
+    shutil.copytree(finished, run, ignore=shutil.ignore_patterns("writer.lock"))
+    assert len(json.loads((run / "manifest.json").read_text())["sessions_sha256"]) == 64
+    assert cli(["compare", str(run)], capsys)[0] == 0
+    _flip(run / "sessions.parquet", at)
+    for argv in (["compare", str(run)], ["effects", str(run)], ["compare", str(run / "sessions.parquet")]):
+        code, _, err = cli(argv, capsys)
+        assert code == 2, err
+        _one_line(err, "sessions.parquet: its bytes are not the ones the run wrote")
+    with pytest.raises(UserError, match="sha256 differs"):
+        RunView(run)

@@ -361,6 +361,7 @@ MANIFEST_SHAPE: Mapping[str, tuple[type | tuple[type, ...], type | None]] = {
     "executor": (str, None),
     "row_version": (int, None),
     "traces": (bool, None),
+    "sessions_sha256": (str, None),
 }
 """What a manifest's keys hold, where present (``grid`` always is): the type of each value and, for
 a mapping, of each of its values. A manifest edited or damaged by hand is refused in one line
@@ -526,7 +527,7 @@ class ResultsDir:
             try:
                 total += pq.ParquetFile(f).metadata.num_rows
             except (OSError, pa.ArrowInvalid) as exc:
-                raise UserError(f"{f}: corrupt results file ({exc})") from None
+                raise UserError(f"{f}: corrupt results file ({' '.join(str(exc).split())})") from None
         return total
 
     def write_manifest(self) -> None:
@@ -577,10 +578,11 @@ class ResultsDir:
         try:
             return pq.read_table(path, columns=list(columns) if columns is not None else None)
         except (OSError, pa.ArrowInvalid, KeyError) as exc:
-            raise UserError(f"{path}: corrupt results file ({exc})") from None
+            raise UserError(f"{path}: corrupt results file ({' '.join(str(exc).split())})") from None
 
     def read_rows(self) -> pd.DataFrame:
-        """Every finished row, once each, in grid order."""
+        """Every finished row, once each, in grid order (a finished run's file checked first)."""
+        self.check_integrity()
         frames = [t.to_pandas() for t in (self._read(f) for f in self._files()) if t.num_rows]
         if not frames:
             return pd.DataFrame(columns=[*ROW_COLUMNS, *self.grid.param_names])  # no rows yet: all columns
@@ -623,7 +625,7 @@ class ResultsDir:
             for c in chunks:  # a kill after the rename left them: sessions.parquet is whole
                 c.unlink(missing_ok=True)
             self._drop_chunk_dir()
-            return self._stats([self.path / SESSIONS])
+            return {**self._stats([self.path / SESSIONS]), DIGEST_KEY: file_sha256(self.path / SESSIONS)}
         ahead, self._ahead = self._ahead, None
         tmp = ahead.finish(chunks, self._read) if ahead is not None else None
         if tmp is None:
@@ -632,7 +634,22 @@ class ResultsDir:
         for c in chunks:
             c.unlink(missing_ok=True)
         self._drop_chunk_dir()
-        return self._stats([self.path / SESSIONS])
+        return {**self._stats([self.path / SESSIONS]), DIGEST_KEY: file_sha256(self.path / SESSIONS)}
+
+    def check_integrity(self) -> None:
+        """Refuse a finished run's ``sessions.parquet`` whose bytes are not the ones its run wrote
+        (the sha256 the manifest records at the end, :data:`DIGEST_KEY`): a flipped bit can change
+        a result and still read as parquet (2 of 40 single-bit flips did, issue 49). A run from
+        before the digest was recorded has none to check."""
+        recorded = self.manifest.get(DIGEST_KEY)
+        path = self.path / SESSIONS
+        if not isinstance(recorded, str) or not path.exists():
+            return
+        if file_sha256(path) != recorded:
+            raise UserError(
+                f"{path}: its bytes are not the ones the run wrote (sha256 differs from the manifest's "
+                f"{DIGEST_KEY}): the file changed after the run finished; restore it or run again"
+            )
 
     def _consolidate(self, chunks: Sequence[Path]) -> Path:
         """Every chunk, read back in grid order, into a temporary ``sessions.parquet``."""
@@ -775,6 +792,16 @@ def _brief(state: RunState) -> str:
     return f"status {state.status or 'unknown'!r}, {state.sessions}{of} sessions"
 
 
+DIGEST_KEY = "sessions_sha256"
+"""The manifest's key for the sha256 of a finished run's ``sessions.parquet``."""
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in pieces."""
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 def load_sessions(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The session table of a results directory (or of a parquet file)."""
     return load_run(path)[0]
@@ -788,19 +815,22 @@ def load_run(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, RunState]:
     """
     p = Path(path)
     if p.is_file() and p.suffix == ".parquet":
-        try:
-            frame: pd.DataFrame = pq.read_table(p).to_pandas()
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise UserError(f"{p}: corrupt results file ({exc})") from None
+        owner: ResultsDir | None = None
         if p.name == SESSIONS and (p.parent / MANIFEST).exists():
             try:
                 owner = ResultsDir.open(p.parent)
                 keys = owner.key_columns()
             except (UserError, KeyError):
-                pass
+                owner = None
             else:
-                refuse_duplicates(frame, keys, p)
-                return frame, owner.state(len(frame))
+                owner.check_integrity()  # before the bytes are read as parquet at all
+        try:
+            frame: pd.DataFrame = pq.read_table(p).to_pandas()
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise UserError(f"{p}: corrupt results file ({' '.join(str(exc).split())})") from None
+        if owner is not None:
+            refuse_duplicates(frame, keys, p)
+            return frame, owner.state(len(frame))
         # No manifest to name the swept parameters: they are the columns with a dot in the name
         # (faults.rate, agent.backoff), which no row column has.
         refuse_duplicates(frame, [*KEY_COLUMNS, *(c for c in frame.columns if "." in str(c))], p)

@@ -32,6 +32,7 @@ import click
 
 from harness.cli.choices import NameChoice
 from harness.errors import UserError
+from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES
 from harness.protocol.strategies import STRATEGIES
 from harness.proxy.core import DEFAULT_MAX_SESSIONS
 
@@ -112,6 +113,16 @@ def _trace_stream(trace: str | None, use_http: bool) -> IO[bytes] | None:
     help="HTTP front: live sessions (each one a server process) held at once; past N a new session "
     "gets HTTP 503 and a JSON-RPC error, and no server is started.",
 )
+@click.option(
+    "--max-message",
+    type=click.IntRange(min=1024),
+    default=DEFAULT_MAX_MESSAGE_BYTES,
+    show_default=True,
+    metavar="BYTES",
+    help="Bytes one message may hold, from the client or a stdio server; a longer one is read past "
+    "(never held) and answered with an error: -32600 to a client, -32603 for the requests in flight "
+    "when the server's is dropped.",
+)
 @click.argument("server_command", nargs=-1, metavar="-- COMMAND [ARGS]...")
 def command(
     strategy: str,
@@ -125,6 +136,7 @@ def command(
     timeout: float,
     session_idle: float,
     max_sessions: int,
+    max_message: int,
     server_command: tuple[str, ...],
 ) -> None:
     """Proxy MCP between a client and a real server, rewriting errors and injecting faults.
@@ -154,6 +166,7 @@ def command(
         timeout=timeout or None,
         session_idle=session_idle or None,
         max_sessions=max_sessions,
+        max_message=max_message,
     )
     stream = _trace_stream(trace, use_http)
     target = upstream if upstream is not None else shlex.join(server_command)

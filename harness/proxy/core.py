@@ -400,6 +400,18 @@ class ProxyCore:
         self._to_client(out, error_response(None, PARSE_ERROR, f"parse error: {why}"), None)
         return out
 
+    def client_oversized(self, limit: int) -> Out:
+        """The client sent a line longer than ``limit`` bytes: it was read past, never held, and gets
+        -32600 with id null, as a server answers one (harness.transports.stdio)."""
+        out = Out()
+        self._note(client={"oversized": limit})
+        self._to_client(
+            out,
+            error_response(None, INVALID_REQUEST, f"message larger than {limit} bytes (--max-message)"),
+            None,
+        )
+        return out
+
     def _client(self, out: Out, message: Any) -> None:
         self._wire("c2s", message)
         if not isinstance(message, dict):
@@ -962,6 +974,22 @@ class ProxyCore:
         self._garbage(out, text)
         return out
 
+    def upstream_oversized(self, limit: int) -> Out:
+        """The upstream wrote a message longer than ``limit`` bytes; it was read past, never held.
+        As with garbage, the requests in flight get -32603 unless answered within the grace, and
+        their error says the answer was too large."""
+        out = Out()
+        self.stats["upstream"]["oversized"] += 1
+        self._note(upstream={"oversized": limit})
+        self._warn(
+            out,
+            f"upstream wrote a message larger than {limit} bytes (--max-message); it was dropped unread "
+            f"(requests in flight get -32603 unless answered within {self.grace:g} s)",
+            once="oversized",
+        )
+        self._fail_in_flight(f"oversized:{limit}")
+        return out
+
     def _garbage(self, out: Out, text: str) -> None:
         self.stats["upstream"]["garbage"] += 1
         self._note(upstream={"garbage": text[:200]})
@@ -971,10 +999,13 @@ class ProxyCore:
             f"(requests in flight get -32603 unless answered within {self.grace:g} s)",
             once="garbage",
         )
+        self._fail_in_flight("garbage")
+
+    def _fail_in_flight(self, why: str) -> None:
         limit = self.now() + self.grace
         for pending in self.pending.values():
             if pending.client_id is not None:
-                pending.why = "garbage"
+                pending.why = why
                 if pending.deadline is None or pending.deadline > limit:
                     pending.deadline = limit
 
@@ -1058,6 +1089,9 @@ class ProxyCore:
             return
         if pending.why == "garbage":
             message = "the upstream server answered with something that is not JSON-RPC"
+        elif pending.why.startswith("oversized:"):
+            size = pending.why.removeprefix("oversized:")
+            message = f"the upstream server answered with a message larger than {size} bytes (--max-message)"
         else:
             message = f"the upstream server did not answer within {self.timeout:g} s"
             self._warn(

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.protocol.messages import Message, RequestId
+from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES
 from harness.proxy.core import STOP_AT_END, Out, ProxyCore
 from harness.proxy.upstream import Handlers, Upstream
 
@@ -25,8 +26,16 @@ class ProxyLink:
     """Bind ``core`` to ``upstream``; messages for the client go to ``sink``, warnings to ``warn``."""
 
     def __init__(
-        self, core: ProxyCore, upstream: Upstream, sink: ClientSink, warn: Callable[[str], None]
+        self,
+        core: ProxyCore,
+        upstream: Upstream,
+        sink: ClientSink,
+        warn: Callable[[str], None],
+        *,
+        max_message: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
+        self.max_message = max_message
+        """Bytes a client's message may hold (``--max-message``); a longer one gets -32600."""
         self.core = core
         self.upstream = upstream
         self.sink = sink
@@ -46,6 +55,7 @@ class ProxyLink:
                 garbage=lambda line: self._run(lambda: self.core.upstream_garbage(line)),
                 gone=lambda why: self._run(lambda: self.core.upstream_gone(why)),
                 failed=lambda rid, why: self._run(lambda: self.core.request_failed(rid, why)),
+                oversized=lambda limit: self._run(lambda: self.core.upstream_oversized(limit)),
             )
         )
         self._timer.start()
@@ -57,6 +67,10 @@ class ProxyLink:
     def client_unparseable(self, text: str, why: str) -> None:
         """The client wrote something that is not JSON."""
         self._run(lambda: self.core.client_unparseable(text, why))
+
+    def client_oversized(self, limit: int) -> None:
+        """The client wrote a line longer than ``limit`` bytes (read past, not held)."""
+        self._run(lambda: self.core.client_oversized(limit))
 
     def _run(self, step: Callable[[], Out]) -> None:
         with self._cond:

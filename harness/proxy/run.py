@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from harness.errors import UserError
+from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES
 from harness.proxy.core import DEFAULT_GRACE, DEFAULT_MAX_SESSIONS, DEFAULT_TIMEOUT, ProxyCore
 from harness.proxy.link import ClientSink, ProxyLink
 from harness.proxy.plan import Plan
@@ -44,6 +45,9 @@ class ProxyConfig:
     it is closed and its server stopped (None: never)."""
     max_sessions: int = DEFAULT_MAX_SESSIONS
     """HTTP front: live sessions held at once (each one a server process); past it, refused."""
+    max_message: int = DEFAULT_MAX_MESSAGE_BYTES
+    """Bytes one message may hold, from the client or from a stdio upstream; a longer one is read
+    past, never held, and answered with an error (``--max-message``)."""
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.url is not None):
@@ -52,7 +56,7 @@ class ProxyConfig:
     def upstream(self) -> Upstream:
         if self.url is not None:
             return HTTPUpstream(self.url, timeout=self.timeout or 0.0)
-        return StdioUpstream(self.command, grace=self.stop_grace)
+        return StdioUpstream(self.command, grace=self.stop_grace, max_message=self.max_message)
 
 
 class TraceFile:
@@ -97,7 +101,7 @@ def make_link(
         record=trace.writer(session),
         warned=warned,
     )
-    return ProxyLink(core, config.upstream(), sink, warn)
+    return ProxyLink(core, config.upstream(), sink, warn, max_message=config.max_message)
 
 
 @contextlib.contextmanager

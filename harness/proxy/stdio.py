@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from harness.protocol.messages import Message, RequestId
-from harness.protocol.server import parse_json
+from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES, parse_json
 from harness.proxy.core import STOP_AT_END
 from harness.proxy.link import ClientSink, ProxyLink
+from harness.transports.stdio import bounded_lines
 
 
 class LineWriter:
@@ -73,32 +74,46 @@ class Stop:
         return self.why is not None
 
 
-def client_lines(stdin: IO[bytes]) -> Iterator[bytes]:
-    """The lines of ``stdin`` as they come. A real file is read by its descriptor, not through
-    its buffer: a thread blocked in ``os.read`` holds no lock that the interpreter's exit needs."""
+def client_lines(stdin: IO[bytes], limit: int = DEFAULT_MAX_MESSAGE_BYTES) -> Iterator[bytes | None]:
+    """The lines of ``stdin`` as they come, None for each longer than ``limit`` bytes (read past to
+    its newline, never held whole). A real file is read by its descriptor, not through its
+    buffer: a thread blocked in ``os.read`` holds no lock that the interpreter's exit needs."""
     try:
         fd = stdin.fileno()
     except (AttributeError, OSError, ValueError):
-        yield from iter(stdin.readline, b"")
+        yield from bounded_lines(stdin, limit)
         return
     parts: list[bytes] = []
+    held = 0
+    skipping = False
     while chunk := os.read(fd, READ_BYTES):
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
-            parts.append(chunk[start:end])
-            yield b"".join(parts)
-            parts, start = [], end + 1
-        if start < len(chunk):
+            if skipping or held + end - start > limit + 1:  # + 1: a "\r" before the newline
+                yield None
+            else:
+                parts.append(chunk[start:end])
+                yield b"".join(parts)
+            parts, held, skipping, start = [], 0, False, end + 1
+        if start < len(chunk) and not skipping:
             parts.append(chunk[start:])
-    if parts:
+            held += len(chunk) - start
+            if held > limit + 1:
+                parts, held, skipping = [], 0, True
+    if skipping:
+        yield None
+    elif parts:
         yield b"".join(parts)
 
 
 def _read_client(stdin: IO[bytes], link: ProxyLink, writer: LineWriter, ended: threading.Event) -> None:
     try:
-        for raw in client_lines(stdin):
+        for raw in client_lines(stdin, link.max_message):
             if writer.broken.is_set():
                 break
+            if raw is None:
+                link.client_oversized(link.max_message)
+                continue
             line = raw.strip()
             if not line:
                 continue

@@ -38,8 +38,9 @@ from typing import IO, Any, Protocol
 
 from harness.protocol.errors import INTERNAL_ERROR, TransportError
 from harness.protocol.messages import Message, RequestId, error_response, is_valid_id
-from harness.protocol.server import parse_json
+from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES, parse_json
 from harness.protocol.stateless import LISTEN
+from harness.transports.stdio import bounded_lines
 
 POLL_SECONDS = 0.02
 """How often an HTTP upstream collects what arrived outside a POST's answer."""
@@ -86,6 +87,8 @@ class Handlers:
     garbage: Callable[[bytes], None]
     gone: Callable[[str], None]
     failed: Callable[[RequestId, str], None]
+    oversized: Callable[[int], None] | None = None
+    """A message longer than the limit (its bytes) was read past, never held; None: as garbage."""
 
 
 class Upstream(Protocol):
@@ -138,9 +141,12 @@ class StdioUpstream:
         cwd: str | None = None,
         stderr: IO[bytes] | None = None,
         grace: float = STOP_GRACE_S,
+        max_message: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         if not command:
             raise ValueError("StdioUpstream needs a command")
+        self.max_message = max_message
+        """Bytes an upstream line may hold; a longer one is read past, never held (``--max-message``)."""
         self.command = list(command)
         self.env = env
         self.cwd = cwd
@@ -178,7 +184,15 @@ class StdioUpstream:
 
     def _read(self, handlers: Handlers) -> None:
         assert self.process is not None and self.process.stdout is not None
-        for raw in self.process.stdout:
+        for raw in bounded_lines(self.process.stdout, self.max_message):
+            if raw is None:  # read past, not held: the requests in flight get an error saying so
+                if handlers.oversized is not None:
+                    handlers.oversized(self.max_message)
+                else:
+                    handlers.garbage(
+                        f"a message of more than {self.max_message} bytes, dropped unread".encode()
+                    )
+                continue
             line = raw.strip()
             if not line:
                 continue

@@ -45,7 +45,7 @@ def serve_stdio(
     whole; it gets one -32600 with id null and is skipped up to the next newline.
     """
     limit = server.max_message_bytes if max_line_bytes is None else max_line_bytes
-    for raw in _bounded_lines(stdin, limit):
+    for raw in bounded_lines(stdin, limit):
         if raw is None:
             reply: str | None = json.dumps(
                 error_response(None, INVALID_REQUEST, f"message larger than {limit} bytes"),
@@ -77,8 +77,10 @@ _SKIP_CHUNK = 1 << 16
 """Bytes read at a time while skipping the rest of an oversized line."""
 
 
-def _bounded_lines(stdin: IO[bytes], limit: int) -> Iterator[bytes | None]:
-    """Lines of at most ``limit`` bytes (plus a line end), None for each longer one."""
+def bounded_lines(stdin: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """Lines of at most ``limit`` bytes (plus a line end), None for each longer one: a longer line
+    is never held whole, it is read past in chunks of :data:`_SKIP_CHUNK` to its newline (the server
+    here, the proxy on both of its sides)."""
     while True:
         raw = stdin.readline(limit + 2)  # + 2 leaves room for "\r\n"
         if not raw:

@@ -153,11 +153,14 @@ class RunView:
             self.root = path.parent
             if (path.parent / MANIFEST).exists():
                 self.results = ResultsDir.open(path.parent)
+                if path.name == SESSIONS:
+                    self.results.check_integrity()
         else:
             self.results = ResultsDir.open(path)  # the errors compare gives for a bad directory
             self.root = path
             chunks = sorted((path / CHUNKS).glob("part-*.parquet")) if (path / CHUNKS).is_dir() else []
             self.files = [path / SESSIONS] if (path / SESSIONS).exists() else chunks
+            self.results.check_integrity()
         self.manifest: dict[str, Any] = dict(self.results.manifest) if self.results is not None else {}
         self.sweeps: dict[str, tuple[Any, ...]] = {}
         try:

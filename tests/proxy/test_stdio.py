@@ -6,7 +6,9 @@ the reason) and the peers in ``tests/peers`` that die, hang, or write garbage.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -14,10 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.protocol import MCPClient
 from harness.protocol.errors import RPCError
+from harness.proxy.stdio import client_lines
 from harness.transports import StdioTransport
+from harness.transports.stdio import bounded_lines
 from tests.proxy.conftest import HARNESS, PEERS, REPO, proxy
 
 FAULTS = """
@@ -231,4 +237,59 @@ def test_a_broken_faults_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         f"harness: error: {faults}: faults[0].rate: must be a number between 0 and 1, got 2"
+    ]
+
+
+def test_an_upstream_line_past_max_message_is_dropped_unread_and_the_request_gets_an_error() -> None:
+    """A server that answers with 20 MB on one line (issue 49, item 3): the proxy reads past it with
+    its memory bounded, and the client's request gets -32603 after the grace, saying why."""
+    client, transport = connect(
+        proxy(
+            "--max-message",
+            "65536",
+            upstream=(sys.executable, str(PEERS / "huge_line_server.py"), "20000000"),
+        )
+    )
+    with pytest.raises(RPCError) as caught:
+        client.request("tools/list", {})
+    assert caught.value.code == -32603 and "larger than 65536 bytes" in str(caught.value)
+    lines = stop(client, transport)
+    assert any("larger than 65536 bytes (--max-message)" in line for line in lines)
+
+
+def test_a_client_line_past_max_message_gets_32600_and_the_session_goes_on(tmp_path: Path) -> None:
+    big = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"pad": "x" * 200_000}})
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    lines = [json.dumps(init), big, json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"})]
+    done = subprocess.run(
+        proxy("--max-message", "65536"), input="\n".join(lines) + "\n", capture_output=True, text=True,
+        timeout=60, cwd=str(REPO),
+    )  # fmt: skip
+    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    oversized = [r for r in replies if r.get("id") is None and "error" in r]
+    assert oversized and oversized[0]["error"]["code"] == -32600
+    assert "larger than 65536 bytes" in oversized[0]["error"]["message"]
+    assert any(r.get("id") == 8 and "result" in r for r in replies)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r\n", b"x" * 40, b"{}"]), max_size=40),
+    st.integers(4, 64),
+)
+def test_the_client_reader_by_descriptor_gives_what_the_plain_bounded_reader_gives(
+    pieces: list[bytes], limit: int
+) -> None:
+    """``client_lines`` reads a real file by its descriptor (a shortcut past Python's buffer); it
+    yields the lines and the None of each oversized one exactly as ``bounded_lines`` does."""
+    data = b"".join(pieces)
+    read, write = os.pipe()
+    with os.fdopen(write, "wb") as w:
+        w.write(data)
+    with os.fdopen(read, "rb") as r:
+        by_fd = list(client_lines(r, limit))
+    plain = [None if line is None else line.rstrip(b"\n") for line in bounded_lines(io.BytesIO(data), limit)]
+    assert [None if x is None else x.rstrip(b"\r") for x in by_fd] == [
+        None if x is None else x.rstrip(b"\r") for x in plain
     ]
