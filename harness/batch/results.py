@@ -762,6 +762,11 @@ class ResultsDir:
             for label, tb in entries:
                 fh.write(f"=== {label}\n{tb.rstrip()}\n")
 
+    def trace_labels(self) -> set[str]:
+        """The labels of the sessions whose trace is written (``traces/<label>.jsonl``)."""
+        tdir = self.path / TRACES
+        return {p.name.removesuffix(".jsonl") for p in tdir.glob("*.jsonl")} if tdir.is_dir() else set()
+
     def write_trace(self, label: str, data: bytes) -> None:
         tdir = self.path / TRACES
         tdir.mkdir(exist_ok=True)
