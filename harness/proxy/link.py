@@ -131,4 +131,8 @@ class ProxyLink:
         self.upstream.close(hurry)
         if self._timer.is_alive():
             self._timer.join(timeout=2.0)
-        return self.core.summary()
+        summary = self.core.summary()
+        left = getattr(self.upstream, "not_ended", None)
+        if left:  # the stop could not reach them (outside the server's group): named, not hidden
+            summary["not_ended"] = list(left)
+        return summary

@@ -13,18 +13,17 @@ Inspector): either order ends the proxy the same way.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import IO, Any
 
 from harness.protocol.messages import Message, RequestId
-from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES, parse_json
+from harness.protocol.server import parse_json
 from harness.proxy.core import STOP_AT_END
 from harness.proxy.link import ClientSink, ProxyLink
-from harness.transports.stdio import bounded_lines
+from harness.transports.stdio import fd_lines
 
 
 class LineWriter:
@@ -49,7 +48,6 @@ class LineWriter:
 
 POLL_S = 0.05
 """How often the main thread looks whether the input ended or a stop was asked for."""
-READ_BYTES = 1 << 20
 
 
 class Stop:
@@ -74,41 +72,9 @@ class Stop:
         return self.why is not None
 
 
-def client_lines(stdin: IO[bytes], limit: int = DEFAULT_MAX_MESSAGE_BYTES) -> Iterator[bytes | None]:
-    """The lines of ``stdin`` as they come, None for each longer than ``limit`` bytes (read past to
-    its newline, never held whole). A real file is read by its descriptor, not through its
-    buffer: a thread blocked in ``os.read`` holds no lock that the interpreter's exit needs."""
-    try:
-        fd = stdin.fileno()
-    except (AttributeError, OSError, ValueError):
-        yield from bounded_lines(stdin, limit)
-        return
-    parts: list[bytes] = []
-    held = 0
-    skipping = False
-    while chunk := os.read(fd, READ_BYTES):
-        start = 0
-        while (end := chunk.find(b"\n", start)) >= 0:
-            if skipping or held + end - start > limit + 1:  # + 1: a "\r" before the newline
-                yield None
-            else:
-                parts.append(chunk[start:end])
-                yield b"".join(parts)
-            parts, held, skipping, start = [], 0, False, end + 1
-        if start < len(chunk) and not skipping:
-            parts.append(chunk[start:])
-            held += len(chunk) - start
-            if held > limit + 1:
-                parts, held, skipping = [], 0, True
-    if skipping:
-        yield None
-    elif parts:
-        yield b"".join(parts)
-
-
 def _read_client(stdin: IO[bytes], link: ProxyLink, writer: LineWriter, ended: threading.Event) -> None:
     try:
-        for raw in client_lines(stdin, link.max_message):
+        for raw in fd_lines(stdin, link.max_message):
             if writer.broken.is_set():
                 break
             if raw is None:

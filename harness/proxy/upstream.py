@@ -40,7 +40,7 @@ from harness.protocol.errors import INTERNAL_ERROR, TransportError
 from harness.protocol.messages import Message, RequestId, error_response, is_valid_id
 from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES, parse_json
 from harness.protocol.stateless import LISTEN
-from harness.transports.stdio import bounded_lines
+from harness.transports.stdio import fd_lines
 
 POLL_SECONDS = 0.02
 """How often an HTTP upstream collects what arrived outside a POST's answer."""
@@ -130,6 +130,39 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+STDERR_LINE_BYTES = 64 * 1024
+"""A server's stderr line is passed on up to this many bytes; a longer one is dropped."""
+
+
+def pipe_holders(fd: int) -> list[str]:
+    """The processes of this machine, but this one, that hold the pipe ``fd`` is an end of: their
+    pid and command (Linux's /proc; elsewhere none can be named)."""
+    try:
+        ino = os.fstat(fd).st_ino
+    except OSError:
+        return []
+    target = f"pipe:[{ino}]"
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                links = {
+                    os.readlink(f"/proc/{entry.name}/fd/{n}") for n in os.listdir(f"/proc/{entry.name}/fd")
+                }
+            except OSError:
+                continue
+            if target in links:
+                try:
+                    with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                        command = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+                except OSError:
+                    command = "?"
+                found.append(f"{entry.name} ({command[:200]})")
+    return found
+
+
 class StdioUpstream:
     """A server process: newline-delimited JSON-RPC on its stdin and stdout."""
 
@@ -158,6 +191,9 @@ class StdioUpstream:
         self._queue: queue.Queue[Any] = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._closing = False
+        self.not_ended: list[str] = []
+        """After :meth:`close`: what still held the server's pipes (pid and command): a process
+        outside its group that the stop could not reach."""
 
     def start(self, handlers: Handlers) -> None:
         """Start the command; TransportError if it cannot be started."""
@@ -184,7 +220,7 @@ class StdioUpstream:
 
     def _read(self, handlers: Handlers) -> None:
         assert self.process is not None and self.process.stdout is not None
-        for raw in bounded_lines(self.process.stdout, self.max_message):
+        for raw in fd_lines(self.process.stdout, self.max_message):
             if raw is None:  # read past, not held: the requests in flight get an error saying so
                 if handlers.oversized is not None:
                     handlers.oversized(self.max_message)
@@ -214,7 +250,10 @@ class StdioUpstream:
     def _read_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
         sink = self.stderr_sink if self.stderr_sink is not None else sys.stderr.buffer
-        for raw in self.process.stderr:
+        for line in fd_lines(self.process.stderr, STDERR_LINE_BYTES):
+            if line is None:
+                continue  # a stderr line past the bound is not kept, nor passed on
+            raw = line + b"\n"
             self.last_stderr = raw.decode("utf-8", "replace").strip() or self.last_stderr
             with contextlib.suppress(OSError, ValueError):
                 sink.write(raw)
@@ -281,9 +320,14 @@ class StdioUpstream:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=self.grace)
         for thread in self._threads:
-            thread.join(timeout=2.0)
+            thread.join(timeout=0.2 if hurry is not None and hurry.is_set() else 2.0)
+        readers = {"proxy-upstream-out": process.stdout, "proxy-upstream-err": process.stderr}
+        held = [readers[t.name] for t in self._threads if t.is_alive() and t.name in readers]
+        # A reader still blocked: something outside the server's group (a daemon it started with
+        # setsid) holds the pipe open. Its pipe is left to the exit; what holds it is named.
+        self.not_ended = sorted({h for pipe in held if pipe is not None for h in pipe_holders(pipe.fileno())})
         for pipe in (process.stdout, process.stderr, process.stdin):
-            if pipe is not None:
+            if pipe is not None and pipe not in held:
                 with contextlib.suppress(OSError, ValueError):
                     pipe.close()
 

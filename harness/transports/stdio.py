@@ -93,6 +93,44 @@ def bounded_lines(stdin: IO[bytes], limit: int) -> Iterator[bytes | None]:
         yield None
 
 
+READ_BYTES = 1 << 20
+"""Bytes :func:`fd_lines` asks of the kernel at a time."""
+
+
+def fd_lines(stream: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """:func:`bounded_lines`, read by the stream's descriptor rather than through its buffer (lines
+    without their newline). A thread blocked here, in ``os.read``, holds no lock: closing the
+    stream, or the interpreter's exit, never waits for it, though a process that escaped the
+    peer's group may hold the pipe open for ever (issue 49). Tested against
+    :func:`bounded_lines`; a stream with no descriptor is read by it."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield from (None if line is None else line.rstrip(b"\n") for line in bounded_lines(stream, limit))
+        return
+    parts: list[bytes] = []
+    held = 0
+    skipping = False
+    while chunk := os.read(fd, READ_BYTES):
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if skipping or held + end - start > limit + 1:  # + 1: a "\r" before the newline
+                yield None
+            else:
+                parts.append(chunk[start:end])
+                yield b"".join(parts)
+            parts, held, skipping, start = [], 0, False, end + 1
+        if start < len(chunk) and not skipping:
+            parts.append(chunk[start:])
+            held += len(chunk) - start
+            if held > limit + 1:
+                parts, held, skipping = [], 0, True
+    if skipping:
+        yield None
+    elif parts:
+        yield b"".join(parts)
+
+
 _EOF = object()
 
 

@@ -309,3 +309,38 @@ def test_with_no_time_limit_the_end_of_input_still_answers_a_hung_call(tmp_path:
     assert summary["upstream"] == {"stopped": 1}
     assert time.monotonic() - started < 20
     assert left(pids) == []
+
+
+def test_sigterm_stops_the_proxy_though_an_escaped_daemon_holds_the_servers_pipes() -> None:
+    """Issue 49, item 4: the server started a ``setsid`` daemon that keeps its output open. On
+    SIGTERM the proxy ends the server's group, stops reading, exits 0 within its graces, and its
+    summary names the daemon it could not end."""
+    proc = subprocess.Popen(
+        [*HARNESS, "proxy", "--", sys.executable, str(PEERS / "escaping_server.py"), "60"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(REPO),
+    )  # fmt: skip
+    daemons: list[psutil.Process] = []
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write((json.dumps(INIT) + "\n").encode())
+        proc.stdin.flush()
+        assert b'"result"' in proc.stdout.readline()
+        daemons = [
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if "escaping_server.py" in " ".join(p.info["cmdline"] or [])
+        ]
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=15)
+        took = time.monotonic() - started
+        assert proc.returncode == 0, err
+        assert took < 6.0  # two graces of a second and the readers' join, with room for a busy machine
+        summary = json.loads(err.decode().split("summary: ", 1)[1].splitlines()[0])
+        assert any("escaping_server" in held for held in summary.get("not_ended", [])), err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for p in daemons:
+            with contextlib.suppress(psutil.Error):
+                p.kill()

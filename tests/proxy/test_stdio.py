@@ -21,9 +21,8 @@ from hypothesis import strategies as st
 
 from harness.protocol import MCPClient
 from harness.protocol.errors import RPCError
-from harness.proxy.stdio import client_lines
 from harness.transports import StdioTransport
-from harness.transports.stdio import bounded_lines
+from harness.transports.stdio import bounded_lines, fd_lines
 from tests.proxy.conftest import HARNESS, PEERS, REPO, proxy
 
 FAULTS = """
@@ -281,14 +280,14 @@ def test_a_client_line_past_max_message_gets_32600_and_the_session_goes_on(tmp_p
 def test_the_client_reader_by_descriptor_gives_what_the_plain_bounded_reader_gives(
     pieces: list[bytes], limit: int
 ) -> None:
-    """``client_lines`` reads a real file by its descriptor (a shortcut past Python's buffer); it
+    """``fd_lines`` reads a real file by its descriptor (a shortcut past Python's buffer); it
     yields the lines and the None of each oversized one exactly as ``bounded_lines`` does."""
     data = b"".join(pieces)
     read, write = os.pipe()
     with os.fdopen(write, "wb") as w:
         w.write(data)
     with os.fdopen(read, "rb") as r:
-        by_fd = list(client_lines(r, limit))
+        by_fd = list(fd_lines(r, limit))
     plain = [None if line is None else line.rstrip(b"\n") for line in bounded_lines(io.BytesIO(data), limit)]
     assert [None if x is None else x.rstrip(b"\r") for x in by_fd] == [
         None if x is None else x.rstrip(b"\r") for x in plain
