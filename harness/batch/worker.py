@@ -29,6 +29,7 @@ from typing import Any, NoReturn, Protocol, cast
 
 from harness.batch.grid import Cell
 from harness.batch.kinds import kind_for, load_source
+from harness.batch.reaper import Ended, ended_with_session
 from harness.session import Loader, SessionKind, SessionSpec
 from harness.session.spec import Knobs
 from harness.sim.registry import split_agent_params
@@ -141,8 +142,11 @@ def no_process_exit() -> Iterator[None]:
     sends itself is not stopped here; a resume of such a run starts worker processes instead
     (``harness run --resume``, docs/batches.md)."""
     real = os._exit
+    owner = os.getpid()
 
     def refused(status: int) -> NoReturn:
+        if os.getpid() != owner:  # a child the session forked ends as it asked: it is not the run
+            real(status)
         raise ProcessExit(
             f"the session called os._exit({status}), which would have ended the run's own process "
             "(--executor serial runs sessions in it): refused"
@@ -347,9 +351,10 @@ def _run_cell(setup: TaskSetup, cell: Cell, baseline: Any = None) -> Outcome:
     meter = model_meter(cell.agent)
     before = meter.mine() if meter is not None else None
     trace = io.BytesIO() if options.traces else None
+    ended: Ended | None = None
     try:
         kind, spec = setup.spec(cell)
-        with time_limit(options.session_timeout):
+        with ended_with_session() as ended, time_limit(options.session_timeout):
             result = kind.run(spec, trace, baseline)
         row = dict(result.to_row())
         error = None
@@ -365,6 +370,8 @@ def _run_cell(setup: TaskSetup, cell: Cell, baseline: Any = None) -> Outcome:
         reason = str(exc) or str(_timed_out(options.session_timeout or 0))  # a thread's has no text
         row = error_row(cell, reason=reason)
         error = f"{reason}\n{traceback.format_exc()}"
+    if ended is not None:  # a session that broke ends what it started too, and says so
+        row["processes_ended"] = ended.processes
     row.update({"scenario": cell.scenario, "host": cell.host, "era": cell.era, **dict(cell.params)})
     return Outcome(row, error, trace.getvalue() if trace is not None else None, _spent(meter, before))
 
@@ -394,7 +401,8 @@ def run_baseline_cell(cell: Cell, options: SessionOptions) -> BaselineOutcome:
     before = meter.mine() if meter is not None else None
     try:
         kind, spec = TaskSetup.of(options).spec(cell)
-        baseline = kind.baseline(spec)
+        with ended_with_session():  # what the baseline's agent leaves running ends with it too
+            baseline = kind.baseline(spec)
     except Exception as exc:  # a UserError (a cassette that misses, say) breaks the baseline
         from harness.sim.loop import Baseline
 

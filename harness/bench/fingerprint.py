@@ -33,7 +33,9 @@ LATER_AGENTS: frozenset[str] = frozenset({"blind"})
 column is, so that digests from before and after they were added compare; ``--all-agents``
 hashes them too."""
 
-LATER_COLUMNS: dict[str, Any] = {"judge": "harness", "injection": "", "security_breached": False}
+LATER_COLUMNS: dict[str, Any] = {
+    "judge": "harness", "injection": "", "security_breached": False, "processes_ended": 0,
+}  # fmt: skip
 """Columns added after this file was first written, with the value every shipped scenario's row
 holds in them: such a column is left out of the digest while it holds that value (so digests
 from before and after it was added compare), and hashed as any other when it holds another."""

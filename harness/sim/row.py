@@ -25,7 +25,7 @@ from typing import Any
 from harness.protocol.errors import STANDARD_CODES
 from harness.sim.faults import FAULT_KIND_TABLE
 
-ROW_VERSION = 11
+ROW_VERSION = 12
 """What a row's columns mean, as a number the manifest records: 1 before outcomes were judged
 by end state and fault schedules were shared by every agent (issue 17), 2 since, 3 since the
 fault kinds of issue 18 (their ``faults_<kind>`` columns appended at the end), 4 since a model's
@@ -40,7 +40,9 @@ made after a damaging tool emptied its store is judged (``corrupted``, ``duplica
 ``correct``) and an agent given by file path is seeded without its folder (its draws), 9 since a
 session may be judged by a world's own check (``judge``; issue 40), 10 since a world's injection
 task judges harm (``injection``, ``security_breached``; issue 41), 11 since a row carries its
-step budget (``max_steps``; issue 46), so that a failure can be counted at the budget. A run is
+step budget (``max_steps``; issue 46), so that a failure can be counted at the budget, 12 since
+a row counts the processes a session left running and the harness ended (``processes_ended``;
+issue 49). A run is
 resumed only by code that writes the same version, so one table never mixes two meanings or
 shapes, nor rows drawn two ways."""
 
@@ -211,6 +213,11 @@ class SessionResult:
     max_steps: int = _late_column(
         "the step budget the session had (its scenario's max_steps): the most tool calls it could make, "
         "where the budget-free effects count a failure (docs/results.md)",
+        0,
+    )
+    processes_ended: int = _late_column(
+        "processes the session started and left running (an agent's fork, a server's daemon), "
+        "ended by the harness with the session (docs/reliability.md)",
         0,
     )
     traceback: str = field(default="", repr=False, compare=False, metadata={"not_a_column": True})

@@ -29,6 +29,18 @@ AGENTS = textwrap.dedent(
         def act(self, observation):
             os._exit(9)
 
+    class ForkExits(Agent):
+        name = "fork-exits"
+        def reset(self, task, tools, seed):
+            pass
+        def act(self, observation):
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)  # the child's own exit: it ends the child, never the run in its place
+            os.waitpid(pid, 0)
+            from harness.sim.agent import GiveUp
+            return GiveUp("done")
+
     class Kills(Agent):
         name = "kills-itself"
         def reset(self, task, tools, seed):
@@ -90,3 +102,15 @@ def test_a_serial_run_a_session_killed_resumes_in_workers_that_record_it(
     assert len(rows) == 4 and json.loads((out / "manifest.json").read_text())["status"] == "complete"
     killed = rows[rows["agent"].str.endswith(":Kills")]
     assert (killed["status"] == "harness_error").all() and killed["error"].str.contains("process ended").all()
+
+
+def test_a_child_an_agent_forks_exits_as_it_asks_and_the_run_goes_on_once(
+    agents: Path, tmp_path: Path
+) -> None:
+    """Were ``os._exit`` refused in the forked child too, the child would go on with the run."""
+    out = tmp_path / "run"
+    done = _harness(*_grid(agents, "ForkExits", out))
+    assert done.returncode == 0, done.stderr
+    rows = pd.read_parquet(out / "sessions.parquet")
+    assert len(rows) == 4 and (rows["status"] == "ok").all()
+    assert (rows["processes_ended"] == 0).all()  # it was waited for: nothing left to end

@@ -69,11 +69,13 @@ APPENDED_41 = ("injection", "security_breached")
 """Issue 41 (row version 10): a world's injection task, and its own security verdict."""
 APPENDED_46 = ("max_steps",)
 """Issue 46 (row version 11): the session's step budget, where a failure counts in a restricted mean."""
+APPENDED_49 = ("processes_ended",)
+"""Issue 49 (row version 12): the processes a session left running, which the harness ended."""
 
 
 def test_the_column_order_is_the_one_results_were_written_in() -> None:
     appended = APPENDED + APPENDED_18 + APPENDED_21 + APPENDED_19 + APPENDED_26 + APPENDED_31 + APPENDED_28
-    appended += APPENDED_40 + APPENDED_41 + APPENDED_46
+    appended += APPENDED_40 + APPENDED_41 + APPENDED_46 + APPENDED_49
     assert ORDER + appended == ROW_COLUMNS
     assert SESSION_ROW_COLUMNS is ROW_COLUMNS and SessionSessionResult is SessionResult
 
