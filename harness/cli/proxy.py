@@ -119,9 +119,9 @@ def _trace_stream(trace: str | None, use_http: bool) -> IO[bytes] | None:
     default=DEFAULT_MAX_MESSAGE_BYTES,
     show_default=True,
     metavar="BYTES",
-    help="Bytes one message may hold, from the client or a stdio server; a longer one is read past "
-    "(never held) and answered with an error: -32600 to a client, -32603 for the requests in flight "
-    "when the server's is dropped.",
+    help="Bytes one message may hold, from the client or the server (stdio or HTTP); a longer one is "
+    "read past (never held) and answered with an error: -32600 to a client, -32603 for the requests "
+    "in flight when the server's is dropped.",
 )
 @click.argument("server_command", nargs=-1, metavar="-- COMMAND [ARGS]...")
 def command(

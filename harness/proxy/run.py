@@ -46,8 +46,8 @@ class ProxyConfig:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     """HTTP front: live sessions held at once (each one a server process); past it, refused."""
     max_message: int = DEFAULT_MAX_MESSAGE_BYTES
-    """Bytes one message may hold, from the client or from a stdio upstream; a longer one is read
-    past, never held, and answered with an error (``--max-message``)."""
+    """Bytes one message may hold, from the client or from the upstream (stdio or HTTP); a longer
+    one is read past or refused, never held, and answered with an error (``--max-message``)."""
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.url is not None):
@@ -55,7 +55,7 @@ class ProxyConfig:
 
     def upstream(self) -> Upstream:
         if self.url is not None:
-            return HTTPUpstream(self.url, timeout=self.timeout or 0.0)
+            return HTTPUpstream(self.url, timeout=self.timeout or 0.0, max_message=self.max_message)
         return StdioUpstream(self.command, grace=self.stop_grace, max_message=self.max_message)
 
 

@@ -335,9 +335,17 @@ class StdioUpstream:
 class HTTPUpstream:
     """A Streamable HTTP server at ``url`` (a new MCP session per proxied connection)."""
 
-    def __init__(self, url: str, *, timeout: float = 30.0, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = 30.0,
+        headers: dict[str, str] | None = None,
+        max_message: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
         self.url = url
         self.timeout = timeout
+        self.max_message = max_message
         self.headers = headers
         self.transport: Any = None
         self._handlers: Handlers | None = None
@@ -350,7 +358,9 @@ class HTTPUpstream:
         from harness.transports.http_client import HTTPClientTransport
 
         self._handlers = handlers
-        self.transport = HTTPClientTransport(self.url, timeout=self.timeout or 3600.0, headers=self.headers)
+        self.transport = HTTPClientTransport(
+            self.url, timeout=self.timeout or 3600.0, headers=self.headers, max_message=self.max_message
+        )
         self.transport.on_request = self._server_request
         poller = threading.Thread(target=self._poll, name="proxy-upstream-poll", daemon=True)
         poller.start()

@@ -50,6 +50,7 @@ import httpx
 
 from harness.protocol.errors import TransportError
 from harness.protocol.messages import Message, answer_request, is_valid_id
+from harness.protocol.server import DEFAULT_MAX_MESSAGE_BYTES
 from harness.protocol.versions import META_PROTOCOL_VERSION, is_stateless
 from harness.transports.mcp_headers import (
     LAST_EVENT_HEADER,
@@ -64,6 +65,7 @@ from harness.transports.mcp_headers import (
     param_text,
     value_at,
 )
+from harness.transports.stdio import chunk_lines
 
 log = logging.getLogger("harness.http_client")
 
@@ -93,13 +95,15 @@ class SSEEvent:
     retry: int | None = None
 
 
-def parse_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
+def parse_sse(lines: Iterable[str], limit: int | None = None) -> Iterator[SSEEvent]:
     """Events from SSE lines (the WHATWG rules we need: comments, fields, blank-line dispatch).
 
     An event whose block carried only ``id``/``retry`` is still yielded (with empty
-    ``data``): a priming event moves the resumption point.
+    ``data``): a priming event moves the resumption point. An event whose data grows past
+    ``limit`` characters is a :class:`TransportError`, never held whole.
     """
     data: list[str] = []
+    size = 0
     event = SSEEvent()
     seen = False
     for line in lines:
@@ -107,7 +111,7 @@ def parse_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
             if seen:
                 event.data = "\n".join(data)
                 yield event
-            data, event, seen = [], SSEEvent(), False
+            data, size, event, seen = [], 0, SSEEvent(), False
             continue
         if line.startswith(":"):
             continue
@@ -115,6 +119,9 @@ def parse_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
         value = value.removeprefix(" ")
         seen = True
         if name == "data":
+            size += len(value) + 1
+            if limit is not None and size > limit:
+                raise TransportError(f"the server sent an event larger than {limit} bytes (max_message)")
             data.append(value)
         elif name == "event":
             event.event = value or "message"
@@ -139,6 +146,7 @@ class HTTPClientTransport:
 
     ``client`` lets a caller bring its own :class:`httpx.Client` (a mock transport in
     tests); ``sleep`` is what waits out ``retry`` (tests record the delays instead).
+    ``max_message`` bounds every message read from the server (:meth:`_body`, :meth:`_lines`).
     """
 
     def __init__(
@@ -151,8 +159,12 @@ class HTTPClientTransport:
         client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
         listen: bool = True,
+        max_message: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.url = url
+        self.max_message = max_message
+        """The most bytes one message from the server may take (a JSON body, a stream's line or
+        event): past it the reply is a :class:`TransportError`, read no further (issue 49)."""
         self.timeout = timeout
         self.extra_headers = dict(headers or {})
         self.max_reconnects = max_reconnects
@@ -228,10 +240,10 @@ class HTTPClientTransport:
                 self._held.append(reply)
                 ctype = reply.headers.get("content-type", "").split(";", 1)[0].strip().lower()
                 if ctype != _SSE:
-                    final: Any = _loads(reply.read())
+                    final: Any = _loads(self._body(reply))
                 else:
                     final = None
-                    for event in parse_sse(reply.iter_lines()):
+                    for event in parse_sse(self._lines(reply), self.max_message):
                         if event.data.strip():
                             final = self._dispatch(_loads(event.data.encode()), message["id"])
                             if final is not None:
@@ -338,15 +350,40 @@ class HTTPClientTransport:
         if ctype == _SSE:
             return self._read_stream(reply, request["id"], stateless)
         if ctype == _JSON:
-            parsed = _loads(reply.read())
+            parsed = _loads(self._body(reply))
             if not isinstance(parsed, dict):
                 raise TransportError(f"reply to {request.get('method')} is not a JSON-RPC object")
             return parsed
         raise TransportError(f"HTTP {status}, Content-Type {ctype or 'none'!r}, to {request.get('method')}")
 
-    @staticmethod
-    def _http_error(reply: httpx.Response, request: Message | None) -> Message:
-        text = reply.read().decode("utf-8", "replace")
+    def _body(self, reply: httpx.Response) -> bytes:
+        """The response's body, read as it arrives and never held past :attr:`max_message`."""
+        parts: list[bytes] = []
+        held = 0
+        for chunk in reply.iter_bytes():
+            held += len(chunk)
+            if held > self.max_message:
+                raise TransportError(
+                    f"the server sent a message larger than {self.max_message} bytes (max_message)"
+                )
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def _lines(self, reply: httpx.Response) -> Iterator[str]:
+        """An SSE stream's lines (a line end is LF, CRLF or CR), none held past :attr:`max_message`:
+        :func:`~harness.transports.stdio.chunk_lines` over the body's chunks."""
+        for line in chunk_lines(reply.iter_bytes(), self.max_message):
+            if line is None:
+                raise TransportError(
+                    f"the server sent a stream line larger than {self.max_message} bytes (max_message)"
+                )
+            yield from line.removesuffix(b"\r").decode("utf-8", "replace").split("\r")
+
+    def _http_error(self, reply: httpx.Response, request: Message | None) -> Message:
+        try:
+            text = self._body(reply).decode("utf-8", "replace")
+        except TransportError as exc:
+            raise TransportError(f"HTTP {reply.status_code} from the server, and {exc}") from None
         try:
             parsed = json.loads(text)
         except ValueError:
@@ -362,7 +399,7 @@ class HTTPClientTransport:
         raise TransportError(f"HTTP {reply.status_code} from the server: {detail}")
 
     def _read_stream(self, reply: httpx.Response, req_id: Any, stateless: str | None) -> Message | None:
-        for event in parse_sse(reply.iter_lines()):
+        for event in parse_sse(self._lines(reply), self.max_message):
             if stateless is None and event.id is not None:
                 self.last_event_id = event.id
                 self.reconnects_in_a_row = 0
@@ -408,7 +445,7 @@ class HTTPClientTransport:
                 self._get_reply = reply
                 if reply.status_code != 200 or self._closed:
                     return  # 405: the server offers no GET stream, which it may
-                for event in parse_sse(reply.iter_lines()):
+                for event in parse_sse(self._lines(reply), self.max_message):
                     if event.data.strip():
                         self._dispatch(_loads(event.data.encode()), _NO_REQUEST)
         except Exception as exc:  # a reader thread has nobody to raise to; the stream just ends
@@ -428,7 +465,7 @@ class HTTPClientTransport:
             try:
                 with self.http.stream("GET", self.url, headers=headers) as reply:
                     if reply.status_code >= 400:
-                        reply.read()
+                        self._body(reply)
                         raise TransportError(
                             f"resuming request {req_id!r}: GET answered HTTP {reply.status_code}"
                         )

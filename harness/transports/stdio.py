@@ -23,7 +23,7 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from harness.protocol.errors import INVALID_REQUEST, TransportError
@@ -108,10 +108,18 @@ def fd_lines(stream: IO[bytes], limit: int) -> Iterator[bytes | None]:
     except (AttributeError, OSError, ValueError):
         yield from (None if line is None else line.rstrip(b"\n") for line in bounded_lines(stream, limit))
         return
+    yield from chunk_lines(iter(lambda: os.read(fd, READ_BYTES), b""), limit)
+
+
+def chunk_lines(chunks: Iterable[bytes], limit: int) -> Iterator[bytes | None]:
+    """The lines of a byte stream given in chunks, each of at most ``limit`` bytes (plus a "\r",
+    without the newline), None for each longer one, which is never held: past the limit its
+    bytes are dropped as they come (:func:`fd_lines` on a descriptor; an HTTP response's body,
+    :mod:`harness.transports.http_client`)."""
     parts: list[bytes] = []
     held = 0
     skipping = False
-    while chunk := os.read(fd, READ_BYTES):
+    for chunk in chunks:
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
             if skipping or held + end - start > limit + 1:  # + 1: a "\r" before the newline

@@ -77,3 +77,36 @@ def test_an_exit_is_said_by_its_status_and_a_last_stderr_line_only_when_it_reads
     code: int | None, stderr: str, said: str
 ) -> None:
     assert exit_reason(code, stderr) == said
+
+
+def test_an_http_servers_reply_past_max_message_fails_its_request_and_is_not_held() -> None:
+    """Issue 49: the HTTP upstream bounds what it reads as the stdio one does."""
+    from helpers.live_http import live_http
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+
+    from harness.fixtures.conformance import build_conformance_server
+    from harness.transports.http import StreamableHTTP
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = await Request(scope, receive).json()
+        reply = {"jsonrpc": "2.0", "id": body.get("id"), "result": {"pad": "x" * 100_000}}
+        await JSONResponse(reply, headers={"Mcp-Session-Id": "s"})(scope, receive, send)
+
+    failed: list[tuple[Any, str]] = []
+    done = threading.Event()
+
+    def fail(rid: Any, why: str) -> None:
+        failed.append((rid, why))
+        done.set()
+
+    transport = StreamableHTTP(lambda: build_conformance_server())
+    with live_http(transport, app) as url:
+        upstream = HTTPUpstream(url, timeout=5, max_message=4096)
+        upstream.start(Handlers(message=print, garbage=print, gone=print, failed=fail))
+        upstream.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert done.wait(10)
+        upstream.close()
+    assert failed == [(1, "the server sent a message larger than 4096 bytes (max_message)")]

@@ -280,6 +280,34 @@ class TestHandshakeEra:
             client.ping()
 
 
+class TestBoundedReads:
+    """Issue 49: a server's message past ``max_message`` is an error, never held whole."""
+
+    LIMIT = 4096
+
+    @pytest.mark.parametrize(
+        ("reply", "says"),
+        [
+            (json_reply(response(2, {"pad": "x" * 10_000})), "a message larger than 4096 bytes"),
+            (sse_reply(event(response(2, {"pad": "x" * 10_000}))), "a stream line larger than 4096"),
+            (sse_reply("data: {\n" + "data: 1\n" * 3000 + "\n"), "an event larger than 4096"),
+            (httpx.Response(500, text="x" * 10_000), "HTTP 500 from the server, and the server sent a"),
+        ],
+    )
+    def test_a_message_past_max_message_is_a_transport_error(self, reply: httpx.Response, says: str) -> None:
+        client = MCPClient(ScriptedServer(init_reply(), reply).transport(max_message=self.LIMIT))
+        client.initialize()
+        with pytest.raises(TransportError, match=says):
+            client.ping()
+
+    @pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+    def test_stream_lines_end_as_the_sse_rules_say_within_the_bound(self, end: str) -> None:
+        text = event(response(2, {})).replace("\n", end)
+        client = MCPClient(ScriptedServer(init_reply(), sse_reply(text)).transport(max_message=self.LIMIT))
+        client.initialize()
+        assert client.ping() == {}
+
+
 class TestStatelessEra:
     def test_a_stateless_request_is_one_self_contained_post_with_its_routing_headers(self) -> None:
         server = ScriptedServer(init_reply(), json_reply(response(2, {"content": []})))
