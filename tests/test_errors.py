@@ -11,18 +11,25 @@ import json
 import math
 import re
 import shutil
+import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.batch.results import ResultsDir
 from harness.cli.main import main
 from harness.errors import NESTED_TOO_DEEPLY, UserError, loads_json, loads_toml
 from harness.view.run import RunView
 from tests.helpers.cli import cli
+from tests.helpers.paths import REPO_ROOT
+
+SCENARIOS = REPO_ROOT / "scenarios"
 
 DEEP = 5_000
 
@@ -163,3 +170,81 @@ def test_a_flipped_bit_in_a_finished_run_is_refused_by_every_reader(
         _one_line(err, "sessions.parquet: its bytes are not the ones the run wrote")
     with pytest.raises(UserError, match="sha256 differs"):
         RunView(run)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+"""Any value a JSON document can hold (NaN and the infinities too: ``json.dumps`` writes them)."""
+
+
+def _paths(doc: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON document (a key of an object, an index of a list), parents first."""
+    found: list[tuple[Any, ...]] = [at] if at else []
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for key, value in items:
+        found += _paths(value, (*at, key))
+    return found
+
+
+def _mutate(doc: Any, data: st.DataObject) -> Any:
+    """``doc`` with one place deleted, or its value replaced by any JSON value."""
+    doc = json.loads(json.dumps(doc))
+    paths = _paths(doc)
+    path = data.draw(st.sampled_from(paths), label="place")
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    if data.draw(st.booleans(), label="delete"):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(JSON_VALUES, label="value")
+    return doc
+
+
+def _refused_in_one_line_or_accepted(code: int, err: str) -> None:
+    assert "Traceback" not in err, err
+    assert code in (0, 2), (code, err)
+    if code == 2:
+        lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("harness: warning")]
+        assert len(lines) == 1 and lines[0].startswith("harness: error: "), err
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_change_to_a_manifest_is_read_or_refused_in_one_line(
+    data: st.DataObject, finished: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 49: whatever a manifest is changed into, compare reads it or says in one line why
+    not (exit 2), never a traceback."""
+    manifest = json.loads((finished / "manifest.json").read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        shutil.copytree(finished, run, ignore=shutil.ignore_patterns("writer.lock"))
+        (run / "manifest.json").write_text(json.dumps(_mutate(manifest, data)))
+        code, _, err = cli(["compare", str(run)], capsys)
+    _refused_in_one_line_or_accepted(code, err)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_change_to_a_scenario_is_run_or_refused_in_one_line(
+    data: st.DataObject, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 49: whatever a scenario file is changed into (within what TOML can write), run
+    runs it or says in one line why not (exit 2), never a traceback."""
+    scenario = tomllib.loads((SCENARIOS / "flaky_weather.toml").read_text())
+    changed = _mutate(scenario, data)
+    try:
+        text = tomli_w.dumps(changed)
+    except (TypeError, ValueError):  # None, or a list TOML cannot hold: not a file anyone can write
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "changed.toml"
+        path.write_text(text)
+        argv = ["run", str(path), "--seeds", "1", "--agents", "reader", "--strategies", "is_error",
+                "--executor", "serial", "--out", str(Path(tmp) / "out"), "--no-compare"]  # fmt: skip
+        code, _, err = cli(argv, capsys)
+    _refused_in_one_line_or_accepted(code, err)

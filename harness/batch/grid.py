@@ -205,18 +205,38 @@ class Grid:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Grid:
+        """The grid a manifest records, each key of the shape :meth:`to_json` writes; anything
+        else (a key missing, a string where a list of names goes) is a UserError naming it."""
         try:
+            if not isinstance(data, dict):
+                raise TypeError(f"an object expected, not {type(data).__name__}")
+            names = {key: _names(key, data[key]) for key in ("scenarios", "agents", "strategies", "hosts")}
+            sweeps = data.get("sweeps", {})
+            if not isinstance(sweeps, dict):
+                raise TypeError(f"sweeps: an object expected, not {type(sweeps).__name__}")
             return cls(
-                scenarios=tuple(data["scenarios"]),
-                agents=tuple(data["agents"]),
-                strategies=tuple(data["strategies"]),
-                hosts=tuple(data["hosts"]),
+                **names,
                 seeds=_seeds_from_json(data["seeds"]),
-                sweeps=tuple((k, tuple(v)) for k, v in data.get("sweeps", {}).items()),
-                eras=tuple(data.get("eras", ("handshake",))),  # a manifest from before eras
+                sweeps=tuple((str(k), _swept(str(k), v)) for k, v in sweeps.items()),
+                eras=_names("eras", data.get("eras", ["handshake"])),  # a manifest from before eras
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"manifest.json: grid: unreadable ({exc})") from None
+
+
+def _names(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{key}: a list of names expected, not {value!r:.60}")
+    return tuple(value)
+
+
+def _swept(key: str, value: Any) -> tuple[Any, ...]:
+    plain = (int, float, str)
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(v, plain) and not isinstance(v, bool) for v in value
+    ):
+        raise TypeError(f"sweeps: {key}: a list of numbers or strings expected, not {value!r:.60}")
+    return tuple(value)
 
 
 def _seeds_from_json(data: Any) -> Seeds:
@@ -226,9 +246,11 @@ def _seeds_from_json(data: Any) -> Seeds:
         if type(start) is not int or type(stop) is not int or not 0 <= start <= stop:
             raise ValueError(f"seeds span {data!r} is not 0 <= start <= stop in integers")
         return range(start, stop)
-    if not isinstance(data, list):
+    if not isinstance(data, list | tuple):
         raise TypeError(f"seeds must be a list or a {{start, stop}} span, not {type(data).__name__}")
-    return _compact_seeds(int(s) for s in data)
+    if not all(type(s) is int and s >= 0 for s in data):
+        raise TypeError(f"seeds: a list of seeds (integers from 0) expected, not {data!r:.60}")
+    return _compact_seeds(iter(data))
 
 
 def parse_number(text: str) -> float | int | str:
