@@ -178,6 +178,7 @@ def run_http(
         allowed_hosts=names,
         idle=config.session_idle,
         max_sessions=config.max_sessions,
+        max_body_bytes=config.max_message,  # --max-message bounds a client's POST as it does a line
     )
     try:
         sock = bind_socket(host, port)
