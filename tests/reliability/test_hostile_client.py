@@ -37,7 +37,8 @@ below the 10 MiB x bodies it is sent (a proxy that held them would grow by hundr
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "0"}},
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "h", "version": "0"}},
 }  # fmt: skip
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
