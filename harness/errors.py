@@ -34,6 +34,17 @@ CANNOT_WRITE: frozenset[int] = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROF
 """The errnos that say the output cannot be written where it goes, whatever the harness does."""
 
 
+_BREAKS = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in
+           (*range(0x09), *range(0x0A, 0x20), 0x7F, 0x85, 0x2028, 0x2029)}  # fmt: skip
+"""What ``str.splitlines`` would break at, and every other control character but a tab, as its escape."""
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: a user's file can put a newline or a control character
+    into a name an error quotes (a TOML key, a tool name), and the contract is one line."""
+    return text.translate(_BREAKS)
+
+
 def cannot_write(exc: OSError) -> bool:
     """Whether ``exc`` says the output cannot be written (:data:`CANNOT_WRITE`)."""
     return exc.errno in CANNOT_WRITE

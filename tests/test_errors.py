@@ -172,6 +172,29 @@ def test_a_flipped_bit_in_a_finished_run_is_refused_by_every_reader(
         RunView(run)
 
 
+@pytest.mark.parametrize("at", [0.3, 0.5, 0.7])
+def test_a_flipped_bit_in_a_chunk_of_an_unfinished_run_is_refused(
+    at: float, finished: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chunk's name carries its digest, written with it in one rename: a chunk changed after
+    (before the run finished) is one line from compare and from --resume, naming the chunk."""
+    from harness.batch.grid import Grid
+
+    manifest = json.loads((finished / "manifest.json").read_text())
+    rows = ResultsDir.open(finished).read_rows().to_dict("records")
+    unfinished = ResultsDir.create(tmp_path / "run", {"grid": Grid.from_json(manifest["grid"]).to_json(),
+                                                       "row_version": manifest["row_version"]})  # fmt: skip
+    chunk = unfinished.write_chunk(rows[:2])
+    unfinished.release()
+    assert len(ResultsDir.open(tmp_path / "run").read_rows()) == 2  # sound: read as it was written
+    _flip(chunk, at)
+    for argv in (["compare", str(tmp_path / "run")], ["run", "--resume", "--out", str(tmp_path / "run")]):
+        code, _, err = cli(argv, capsys)
+        assert code == 2, err
+        said = "\n".join(ln for ln in err.splitlines() if not ln.startswith("harness run: resuming"))
+        _one_line(said, chunk.name, "its bytes are not the ones the run wrote")
+
+
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
@@ -248,3 +271,13 @@ def test_any_change_to_a_scenario_is_run_or_refused_in_one_line(
                 "--executor", "serial", "--out", str(Path(tmp) / "out"), "--no-compare"]  # fmt: skip
         code, _, err = cli(argv, capsys)
     _refused_in_one_line_or_accepted(code, err)
+
+
+def test_an_error_quoting_a_name_with_a_line_break_is_still_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "odd.toml"
+    f.write_text((SCENARIOS / "flaky_weather.toml").read_text() + '\n"odd\\nkey\\u2028" = 1\n')
+    code, _, err = cli(["run", str(f), "--seeds", "1"], capsys)
+    assert code == 2
+    _one_line(err, "odd.toml", "odd\\x0akey\\u2028")

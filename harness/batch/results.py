@@ -232,8 +232,20 @@ def _part_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
 
 
 def _chunk_first(path: Path) -> int:
-    """The grid position of a chunk's first row, from its name (``part-<first>-<id>.parquet``)."""
+    """The grid position of a chunk's first row, from its name (``part-<first>-<id>[-<digest>].parquet``)."""
     return int(path.name.split("-")[1])
+
+
+CHUNK_DIGEST_CHARS = 24
+"""Hex characters of a chunk's sha256 that its name carries (``part-<first>-<id>-<digest>.parquet``):
+the digest is written with the chunk in one atomic rename, so no manifest is rewritten per chunk,
+and a chunk changed after it was written is refused by every reader (issue 49)."""
+
+
+def _chunk_digest(path: Path) -> str | None:
+    """The sha256 prefix a chunk's name records, or None for a chunk from before names carried it."""
+    parts = path.name.removesuffix(".parquet").split("-")
+    return parts[3] if len(parts) == 4 and len(parts[3]) == CHUNK_DIGEST_CHARS else None
 
 
 AHEAD_ROWS = 2 * ROW_GROUP
@@ -545,9 +557,11 @@ class ResultsDir:
         ``first`` is the grid position of the first row; chunk names sort in grid order.
         """
         (self.path / CHUNKS).mkdir(exist_ok=True)
-        path = self.path / CHUNKS / f"part-{first:012d}-{uuid.uuid4().hex[:8]}.parquet"
         table = _table(rows)
-        atomic_write_bytes(path, _table_bytes(table))
+        data = _table_bytes(table)
+        digest = hashlib.sha256(data).hexdigest()[:CHUNK_DIGEST_CHARS]
+        path = self.path / CHUNKS / f"part-{first:012d}-{uuid.uuid4().hex[:8]}-{digest}.parquet"
+        atomic_write_bytes(path, data)
         if self._ahead is not None:
             self._ahead.add(first, table, path)
         return path
@@ -575,8 +589,20 @@ class ResultsDir:
         return self._chunks()
 
     def _read(self, path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+        """A results file's rows; a chunk whose name records its digest is checked against it first."""
+        wanted = list(columns) if columns is not None else None
         try:
-            return pq.read_table(path, columns=list(columns) if columns is not None else None)
+            digest = _chunk_digest(path)
+            if digest is None:
+                return pq.read_table(path, columns=wanted)
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest()[:CHUNK_DIGEST_CHARS] != digest:
+                raise UserError(
+                    f"{path}: its bytes are not the ones the run wrote (sha256 differs from the one its "
+                    "name records): the chunk changed after it was written; restore it or remove it "
+                    "and --resume runs its sessions again"
+                )
+            return pq.read_table(pa.BufferReader(data), columns=wanted)
         except (OSError, pa.ArrowInvalid, KeyError) as exc:
             raise UserError(f"{path}: corrupt results file ({' '.join(str(exc).split())})") from None
 

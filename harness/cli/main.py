@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from harness import __version__
-from harness.errors import OutputError, UserError, cannot_write, unknown_name
+from harness.errors import OutputError, UserError, cannot_write, one_line, unknown_name
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("harness.cli.serve", "Serve the demo lab (or a fixture) over stdio or HTTP."),
@@ -130,14 +130,14 @@ def run_cli(
         rc = click.Command.main(group, args=argv, prog_name=prog_name, standalone_mode=False, **extra)
         return rc if isinstance(rc, int) else 0
     except UserError as exc:
-        click.echo(f"harness: error: {exc}", err=True)
+        click.echo(f"harness: error: {one_line(str(exc))}", err=True)
         return exc.exit_code
     except OSError as exc:
         if not cannot_write(exc):
             raise
         # A full disk or a read-only file system met where no command expected it: still one line.
         where = f"{exc.filename}: " if exc.filename else ""
-        click.echo(f"harness: error: {where}cannot write ({exc.strerror or exc})", err=True)
+        click.echo(one_line(f"harness: error: {where}cannot write ({exc.strerror or exc})"), err=True)
         return OutputError.exit_code
     except click.exceptions.Abort:
         click.echo("harness: aborted", err=True)
@@ -146,7 +146,7 @@ def run_cli(
         click.echo(usage_line(exc), err=True)
         return 2
     except click.ClickException as exc:
-        click.echo(f"harness: error: {exc.format_message()}", err=True)
+        click.echo(f"harness: error: {one_line(exc.format_message())}", err=True)
         return 2 if exc.exit_code in (1, 2) else exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
