@@ -40,7 +40,8 @@ BLOCK_NAMES: tuple[str, ...] = (
     "compare-glossary",
     "worlds-curves", "worlds-blind-curves", "worlds-headline", "worlds-blind", "worlds-kinds",
     "worlds-blind-kinds", "worlds-security",
-    "worlds-extraction", "worlds-events", "worlds-events-list", "study-kinds", "study-rewrites",
+    "worlds-extraction", "worlds-events", "worlds-events-list", "worlds-events-success", "study-kinds",
+    "study-rewrites",
 )  # fmt: skip
 """Every block :func:`render` writes."""
 
@@ -267,18 +268,48 @@ def _extraction(lines: str) -> str:
 
 def _events(lines: str) -> str:
     rows = _json_lines(lines)
-    kinds = list(dict.fromkeys(r["kind"] for r in rows))
-    body = [[k, *(str(sum(r["kind"] == k and r["status"] == st for r in rows))
-                  for st in ("admitted", "refused", "not_applicable"))] for k in kinds]  # fmt: skip
-    return _table(["event", "admitted", "refused", "not applicable"], body)
+    conditions = list(dict.fromkeys((r["kind"], r["rename"]) for r in rows))
+    body = []
+    for kind, rename in conditions:
+        mine = [r for r in rows if (r["kind"], r["rename"]) == (kind, rename)]
+        counts = [
+            str(sum(r["status"] == st for r in mine)) for st in ("admitted", "refused", "not_applicable")
+        ]
+        stale = sum(r["status"] == "admitted" and bool(r["stale_passes"]) for r in mine)
+        body.append([kind, rename or "–", *counts, str(stale)])
+    return _table(["event", "rename", "admitted", "refused", "not applicable",
+                   "admitted, the stale plan passes too"], body)  # fmt: skip
+
+
+_YES_NO = {True: "yes", False: "no", None: "–"}
 
 
 def _events_list(lines: str) -> str:
     rows = _json_lines(lines)
-    body = [[f"`{r['scenario']}`", r["status"], r["reason"],
+    body = [[f"`{r['scenario']}`", r["rename"] or "–", r["status"], r["reason"], _YES_NO[r["stale_passes"]],
              "" if r["change"] is None else f"{r['change']['old']} → {r['change']['new']}"]
             for r in rows if r["status"] != "not_applicable"]  # fmt: skip
-    return _table(["pair", "status", "why", "change"], body)
+    return _table(["pair", "rename", "status", "why", "stale plan passes", "change"], body)
+
+
+EVENT_AGENTS: tuple[str, ...] = ("oracle", "reader", "blind", "naive")
+"""The agents whose success the world-events block shows, strongest first."""
+
+
+def _events_success(
+    rows: Sequence[Mapping[str, Any]], strategies: Sequence[str] = ("is_error", "collapse")
+) -> str:
+    """Success per world event condition, agent and strategy (:func:`harness.report.worlds.event_table`)."""
+    by = {(r["condition"], r["agent"], r["strategy"]): r for r in rows}
+    conditions = list(dict.fromkeys(r["condition"] for r in rows))
+    body = []
+    for c in conditions:
+        tasks = max((r["tasks"] for r in rows if r["condition"] == c), default=0)
+        cells = [f"{by[(c, a, st)]['success']:.2f}" if (c, a, st) in by else "–"
+                 for st in strategies for a in EVENT_AGENTS]  # fmt: skip
+        body.append([c, str(tasks), *cells])
+    head = ["condition", "tasks", *[f"{a} ({st})" for st in strategies for a in EVENT_AGENTS]]
+    return _table(head, body)
 
 
 def _rewrites(full: Mapping[str, Any], off: Mapping[str, Any]) -> str:
@@ -362,6 +393,7 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         "worlds-extraction": lambda: _extraction(_harness("worlds", "injections", "--json")),
         "worlds-events": lambda: _events(_harness("worlds", "events", "--json", "--all")),
         "worlds-events-list": lambda: _events_list(_harness("worlds", "events", "--json")),
+        "worlds-events-success": lambda: _events_success(worlds()["events"]),
         "study-kinds": lambda: _contrast(
             study()["fault_kinds"],
             "agent",

@@ -292,7 +292,7 @@ def comparison_parts(columns: list[str]) -> list[list[str]]:
 def shown_world(frame: pd.DataFrame, key: str) -> pd.DataFrame:
     """A worlds' table (:func:`harness.report.worlds.world_tables`) as printed: success and calls
     to success, each before → after, with its difference, interval and adjusted p."""
-    if key == "security":
+    if key in ("security", "events", "controls"):
         return frame
     if key in CURVE_KEYS:
         return shown_curves(frame)

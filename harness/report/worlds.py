@@ -232,6 +232,23 @@ def security_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SECURITY_COLUMNS))
 
 
+EVENT_COLUMNS: tuple[str, ...] = ("condition", "agent", "strategy", "tasks", "sessions", "success")
+
+
+def event_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per world event condition (each kind under each rename condition), agent and strategy: the
+    tasks, the sessions and the success rate, so that each rename condition's success stands
+    alone (a dissimilar rename no repair undoes shows as it is)."""
+    data = split_harness_errors(df)[0]
+    cond = data["scenario"].map(lambda s: (parts(str(s)) or ("", "", UPSTREAM))[2])
+    events = data.assign(_c=cond)
+    events = events[(events["_c"] != UPSTREAM) & ~events["_c"].str.startswith("injection_")]
+    rows = [{"condition": c, "agent": a, "strategy": st, "tasks": int(g["scenario"].nunique()),
+             "sessions": len(g), "success": float(g["success"].astype(bool).mean())}
+            for (c, a, st), g in events.groupby(["_c", "agent", "strategy"], sort=True)]  # fmt: skip
+    return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
+
+
 WORLD_TITLES: dict[str, str] = {
     "curves": "worlds, over every budget: per world, Δ = the strategy − is_error in restricted mean calls "
     "and steps to success (a failure counted at the budget) and in the share succeeding within the "
@@ -249,6 +266,8 @@ WORLD_TITLES: dict[str, str] = {
     "strategy (success; calls over pairs where both succeeded, conditional)",
     "blind_kinds": "worlds: reading against the blind control, per failure kind",
     "security": "worlds: AgentDojo's own security verdicts (breached: the injection task's goal met)",
+    "events": "worlds: success per world event condition (each kind under a similar and a dissimilar "
+    "rename), agent and strategy",
 }
 """The world sections of ``harness effects``, by their JSON key, with their titles."""
 
@@ -295,4 +314,5 @@ def world_tables(
         out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust)
         out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust)
     out["security"] = security_table(mine)
+    out["events"] = event_table(mine)
     return out

@@ -204,6 +204,11 @@ def _base_environment(suite_name: str) -> Any:
     return suite(suite_name).load_and_inject_default_environment({})
 
 
+def default_environment(suite_name: str) -> Any:
+    """The suite's default environment, no injection (shared: read it, never change it)."""
+    return _base_environment(suite_name)
+
+
 @functools.lru_cache(maxsize=32)
 def _injected_environment(suite_name: str, injected: tuple[tuple[str, str], ...]) -> Any:
     """The suite's default environment with AgentDojo's own injection of ``injected`` (vector,

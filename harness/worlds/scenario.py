@@ -91,17 +91,17 @@ class WorldScenario(Scenario):
     """Tools whose planned call changed the environment."""
     condition: str = UPSTREAM
     """What fails: ``upstream`` (our fault rules on the plan's tools), a world event
-    (:data:`harness.worlds.events.EVENT_KINDS`: no fault rules, the world itself changed) or an
+    (:data:`harness.worlds.events.EVENT_CONDITIONS`: no fault rules, the world itself changed) or an
     injection condition (:data:`harness.worlds.injections.INJECTIONS`: no fault rules either)."""
 
 
 def conditions() -> tuple[str, ...]:
-    """Every condition a world scenario can name as its fourth part: the events' kinds and the
-    injection conditions."""
-    from harness.worlds.events import EVENT_KINDS
+    """Every condition a world scenario can name as its fourth part: the events' conditions (each
+    kind under each rename condition) and the injection conditions."""
+    from harness.worlds.events import EVENT_CONDITIONS
     from harness.worlds.injections import INJECTIONS
 
-    return (*EVENT_KINDS, *INJECTIONS)
+    return (*EVENT_CONDITIONS, *INJECTIONS)
 
 
 def applies(suite: str, task_id: str, condition: str) -> str | None:
