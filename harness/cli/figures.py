@@ -40,7 +40,8 @@ BLOCK_NAMES: tuple[str, ...] = (
     "compare-glossary",
     "worlds-curves", "worlds-blind-curves", "worlds-headline", "worlds-blind", "worlds-kinds",
     "worlds-blind-kinds", "worlds-security",
-    "worlds-extraction", "worlds-events", "worlds-events-list", "worlds-events-success", "study-kinds",
+    "worlds-extraction", "worlds-events", "worlds-events-list", "worlds-events-success", "worlds-controls",
+    "study-kinds",
     "study-rewrites",
 )  # fmt: skip
 """Every block :func:`render` writes."""
@@ -61,6 +62,10 @@ RUNS: tuple[Run, ...] = (
     Run("study-template", ("--study", "--set", "faults.source=template")),
     Run("default", ()),
     Run("worlds", ("--study", "--worlds")),
+    Run("worlds-controls", ("--study", "--worlds", "--agents", "reader,blind", "--strategies",
+                            "is_error,collapse", "--seeds", "2", "--set",
+                            "agent.order=retry_first,rediscover_first", "--set", "agent.retry_budget=0,1,3",
+                            "--set", "agent.backoff=none,exponential")),
     Run("study-rewrites-off", ("--study", "--agents", "reader", "--strategies", "is_error,collapse",
                                "--set", "agent.rewrites=off")),
 )  # fmt: skip
@@ -238,6 +243,20 @@ def _curves(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: st
     return _table(head, body)
 
 
+def _controls(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The reader against the blind control family (:func:`harness.report.worlds.control_table`)."""
+    body = [[r["strategy"], r["group"], r["against"], f"`{r['member']}`", str(r["tasks"]),
+             _arrow(r["success_base"], r["success_other"]),
+             signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
+             p_value(r["success_p_adj"]), _arrow(r["calls_base"], r["calls_other"], 1), _calls(r),
+             p_value(r["calls_p_adj"])]
+            for r in rows]  # fmt: skip
+    head = ["strategy", "world", "control", "member (order/retries/wait)", "tasks",
+            "success control → reader", "Δ success [95% CI]", "p adj", "calls to success control → reader",
+            "Δ calls [95% CI]", "p adj"]  # fmt: skip
+    return _table(head, body)
+
+
 def _security(rows: Sequence[Mapping[str, Any]]) -> str:
     body = []
     for condition in ("injection_error", "injection_result"):
@@ -394,6 +413,9 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         "worlds-events": lambda: _events(_harness("worlds", "events", "--json", "--all")),
         "worlds-events-list": lambda: _events_list(_harness("worlds", "events", "--json")),
         "worlds-events-success": lambda: _events_success(worlds()["events"]),
+        "worlds-controls": lambda: _controls(
+            runs.json("effects", "worlds-controls", "--against", "collapse")["controls"]
+        ),
         "study-kinds": lambda: _contrast(
             study()["fault_kinds"],
             "agent",

@@ -29,6 +29,7 @@ though no step needed them and calls an error text named.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -249,6 +250,116 @@ def event_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
 
 
+CONTROL_KNOBS: dict[str, Any] = {"agent.order": "retry_first", "agent.retry_budget": 3,
+                                 "agent.backoff": "exponential"}  # fmt: skip
+"""The knobs that make a member of the blind control family on a world, and the default member's
+values as a run records them: retry-first, 3 retries (``WORLD_RETRIES``: an unset budget), waits
+of 1, 2, 4 s (``random`` backoff means exponential on a world, ``scripted_agents/base.py``)."""
+
+_SAME_ON_A_WORLD: dict[tuple[str, Any], Any] = {("agent.backoff", "random"): "exponential"}
+"""Values a world walks exactly as another (so a member is named once)."""
+
+CONTROL_COLUMNS: tuple[str, ...] = ("strategy", "other", "against", "member", "dev_tasks", "dev_success")
+
+
+def _member(row: Mapping[Any, Any], present: Sequence[str]) -> str:
+    """A row's member of the control family, as ``order/retries/wait`` (knobs not swept: the
+    default member's)."""
+    values = []
+    for knob, default in CONTROL_KNOBS.items():
+        value = row.get(knob, default) if knob in present else default
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            value = default
+        value = _SAME_ON_A_WORLD.get((knob, value), value)
+        values.append(str(int(value)) if isinstance(value, int | float) else str(value))
+    return "/".join(values)
+
+
+DEFAULT_MEMBER = "/".join(str(v) for v in CONTROL_KNOBS.values())
+
+
+def dev_task(task: str) -> bool:
+    """Whether a task is in the dev split the best control is chosen on: the first byte of the
+    sha256 of its name is even (deterministic, the same for every run; about half the tasks)."""
+    return hashlib.sha256(task.encode()).digest()[0] % 2 == 0
+
+
+def control_table(
+    df: pd.DataFrame,
+    groups: Mapping[str, Sequence[str]],
+    *,
+    reader: str = "reader",
+    adjust: str = "holm",
+    confidence: float = CONFIDENCE,
+) -> pd.DataFrame:
+    """The reader against the blind control family, per strategy and group (world): the member
+    with the highest success on the dev tasks of the group (:func:`dev_task`; ties: the default
+    member, then by name) is chosen there and compared with the reader on the other tasks
+    (``against`` = ``best``); the default member is compared on the same tasks (``default``)
+    and on every task (``default, all tasks``). The reader is taken at the default member's
+    knobs (its own fallback order as shipped). Columns :data:`CONTROL_COLUMNS`, then
+    :data:`TABLE_COLUMNS`; p adjusted over the table."""
+    data = split_harness_errors(df)[0]
+    present = [k for k in CONTROL_KNOBS if k in data.columns]
+    data = data.assign(_member=[_member(r, present) for r in data[present].to_dict("records")]
+                       if present else DEFAULT_MEMBER)  # fmt: skip
+    keys = [k for k in PAIR_KEYS if k in data.columns and k != "agent"]
+    keys += [c for c in data.columns if "." in c and c not in CONTROL_KNOBS]
+    cols = [*keys, "success", "tool_calls"]
+    base = data[(data["agent"] == reader) & (data["_member"] == DEFAULT_MEMBER)][cols]
+    blind = data[data["agent"] == "blind"]
+    member: dict[str, list[str]] = {}
+    for scenario, in_groups in groups.items():
+        for name in in_groups:
+            member.setdefault(name, []).append(scenario)
+    rows: list[dict[str, Any]] = []
+    names = {"success_base": "ok_base", "success_other": "ok_other", "tool_calls_base": "calls_base",
+             "tool_calls_other": "calls_other"}  # fmt: skip
+    pairs = {
+        m: blind[blind["_member"] == m][cols]
+        .merge(base, on=keys, suffixes=("_base", "_other"))
+        .rename(columns=names)
+        for m in sorted(set(blind["_member"]))
+    }
+    for strategy in sorted(set(base["strategy"])):
+        for group in sorted(member):
+            chosen = {
+                m: p[(p["strategy"] == strategy) & p["scenario"].isin(member[group])]
+                for m, p in pairs.items()
+            }
+            chosen = {m: p for m, p in chosen.items() if not p.empty}
+            if not chosen:
+                continue
+            dev = {m: p[p["scenario"].map(task_of).map(dev_task)] for m, p in chosen.items()}
+            score = {
+                m: float(_per_task(p)["ok_base"].mean()) if not p.empty else -1.0 for m, p in dev.items()
+            }
+            best = min(score, key=lambda m: (-score[m], m != DEFAULT_MEMBER, m))
+            dev_tasks = int(next(iter(dev.values()))["scenario"].map(task_of).nunique())
+            cases = [
+                ("best", best, True),
+                ("default", DEFAULT_MEMBER, True),
+                ("default, all tasks", DEFAULT_MEMBER, False),
+            ]
+            for against, m, held_out in cases:
+                if m not in chosen:
+                    continue
+                sub = chosen[m]
+                if held_out:
+                    sub = sub[~sub["scenario"].map(task_of).map(dev_task)]
+                if sub.empty:
+                    continue
+                rows.append({"strategy": strategy, "other": reader, "against": against, "member": m,
+                             "dev_tasks": dev_tasks, "dev_success": score[m], "by": "world", "group": group,
+                             **_row(_per_task(sub), confidence)})  # fmt: skip
+    out = pd.DataFrame(
+        rows, columns=[*CONTROL_COLUMNS, *[c for c in TABLE_COLUMNS if not c.endswith("_p_adj")]]
+    )
+    out["success_p_adj"] = adjust_pvalues(out["success_p"].to_numpy(dtype=float), adjust)
+    out["calls_p_adj"] = adjust_pvalues(out["calls_p"].to_numpy(dtype=float), adjust)
+    return out[[*CONTROL_COLUMNS, *TABLE_COLUMNS]]
+
+
 WORLD_TITLES: dict[str, str] = {
     "curves": "worlds, over every budget: per world, Δ = the strategy − is_error in restricted mean calls "
     "and steps to success (a failure counted at the budget) and in the share succeeding within the "
@@ -266,6 +377,9 @@ WORLD_TITLES: dict[str, str] = {
     "strategy (success; calls over pairs where both succeeded, conditional)",
     "blind_kinds": "worlds: reading against the blind control, per failure kind",
     "security": "worlds: AgentDojo's own security verdicts (breached: the injection task's goal met)",
+    "controls": "worlds: the reader against the blind control family (order/retries/wait), per world: "
+    "the member best on the dev tasks (sha256 of the task's name, first byte even) against the reader "
+    "on the rest, and the default member on the same tasks and on all; Δ = reader − the member",
     "events": "worlds: success per world event condition (each kind under a similar and a dissimilar "
     "rename), agent and strategy",
 }
@@ -313,6 +427,7 @@ def world_tables(
             out["blind_curves"] = curve_table(by_agent, worlds, task_of, by="world", keys=keys, adjust=adjust)
         out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust)
         out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust)
+        out["controls"] = control_table(mine, worlds, adjust=adjust)
     out["security"] = security_table(mine)
     out["events"] = event_table(mine)
     return out

@@ -86,3 +86,33 @@ def test_with_the_reason_hidden_the_reader_moves_exactly_as_the_blind_control(na
 def test_the_blind_control_reads_nothing_anywhere() -> None:
     for name in _names()[:8]:
         assert run_world_session(load_world(name), "blind", "is_error", 0).messages_read == 0
+
+
+def _blind_calls(name: str, **knobs: Any) -> list[tuple[str, dict[str, Any]]]:
+    buffer = io.BytesIO()
+    run_world_session(load_world(name), "blind", "is_error", 0, trace=buffer, agent_params=knobs)
+    lines = [json.loads(line) for line in buffer.getvalue().splitlines()]
+    return [
+        (line["world_call"]["function"], line["world_call"]["args"]) for line in lines if "world_call" in line
+    ]
+
+
+@pytest.mark.parametrize("retries", [0, 1, 3])
+@pytest.mark.parametrize("order", ["retry_first", "rediscover_first"])
+def test_a_member_of_the_blind_family_retries_as_many_times_as_it_is_told_in_its_order(
+    order: str, retries: int
+) -> None:
+    # A mechanism of the control family: the failing planned call is made once and then
+    # `retries` times more, before the discovery call (retry_first) or after it (rediscover_first).
+    name = events.event_name("slack", "user_task_5", "channel_renamed_dissimilar")
+    change = events.admission("slack", "user_task_5", "channel_renamed_dissimilar").change
+    assert change is not None
+    calls = _blind_calls(name, order=order, retry_budget=retries, backoff="none")
+    failing = ("get_users_in_channel", {"channel": change.old})
+    first = calls.index(failing)
+    listing = calls.index(("get_channels", {}), first)
+    assert calls.count(failing) == 1 + retries
+    if order == "retry_first":
+        assert calls[first:listing] == [failing] * (1 + retries)
+    else:
+        assert listing == first + 1 and calls[listing + 1 :] == [failing] * retries
