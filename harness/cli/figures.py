@@ -40,8 +40,8 @@ BLOCK_NAMES: tuple[str, ...] = (
     "compare-glossary",
     "worlds-curves", "worlds-blind-curves", "worlds-headline", "worlds-blind", "worlds-kinds",
     "worlds-blind-kinds", "worlds-security",
-    "worlds-extraction", "worlds-events", "worlds-events-list", "worlds-events-success", "worlds-controls",
-    "study-kinds",
+    "worlds-extraction", "worlds-events", "worlds-events-list", "worlds-events-success", "worlds-dead",
+    "worlds-controls", "worlds-hosts", "study-kinds",
     "study-rewrites",
 )  # fmt: skip
 """Every block :func:`render` writes."""
@@ -66,6 +66,8 @@ RUNS: tuple[Run, ...] = (
                             "is_error,collapse", "--seeds", "2", "--set",
                             "agent.order=retry_first,rediscover_first", "--set", "agent.retry_budget=0,1,3",
                             "--set", "agent.backoff=none,exponential")),
+    Run("worlds-hosts", ("--study", "--worlds", "--agents", "reader,blind,oracle", "--strategies",
+                         "is_error,collapse", "--hosts", "typical,transparent", "--seeds", "2")),
     Run("study-rewrites-off", ("--study", "--agents", "reader", "--strategies", "is_error,collapse",
                                "--set", "agent.rewrites=off")),
 )  # fmt: skip
@@ -211,11 +213,12 @@ def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: 
     body = [[r["group"], str(r["tasks"]), _arrow(r["success_base"], r["success_other"]),
              signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
              p_value(r["success_p_adj"]),
-             _arrow(r["calls_base"], r["calls_other"], 1), _calls(r), p_value(r["calls_p_adj"])]
+             _arrow(r["calls_base"], r["calls_other"], 1), _calls(r), p_value(r["calls_p_adj"]),
+             str(r.get("dead", 0))]
             for r in chosen]  # fmt: skip
     a, b = sides
     head = [what, unit, f"success {a} → {b}", "Δ success [95% CI]", "p adj", f"calls to success {a} → {b}",
-            "Δ calls [95% CI]", "p adj"]  # fmt: skip
+            "Δ calls [95% CI]", "p adj", "no agent solves (apart)"]  # fmt: skip
     return _table(head, body)
 
 
@@ -249,12 +252,33 @@ def _controls(rows: Sequence[Mapping[str, Any]]) -> str:
              _arrow(r["success_base"], r["success_other"]),
              signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
              p_value(r["success_p_adj"]), _arrow(r["calls_base"], r["calls_other"], 1), _calls(r),
-             p_value(r["calls_p_adj"])]
+             p_value(r["calls_p_adj"]), str(r.get("dead", 0))]
             for r in rows]  # fmt: skip
     head = ["strategy", "world", "control", "member (order/retries/wait)", "tasks",
             "success control → reader", "Δ success [95% CI]", "p adj", "calls to success control → reader",
-            "Δ calls [95% CI]", "p adj"]  # fmt: skip
+            "Δ calls [95% CI]", "p adj", "no agent solves (apart)"]  # fmt: skip
     return _table(head, body)
+
+
+def _hosts(rows: Sequence[Mapping[str, Any]], other: str = "collapse") -> str:
+    """The reader's headline per host (:func:`harness.report.worlds.world_tables`' ``hosts``)."""
+    body = [[r["host"], r["group"], str(r["tasks"]), _arrow(r["success_base"], r["success_other"]),
+             signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
+             p_value(r["success_p_adj"]), _arrow(r["calls_base"], r["calls_other"], 1), _calls(r),
+             p_value(r["calls_p_adj"]), str(r.get("dead", 0))]
+            for r in rows if r["agent"] == "reader" and r["other"] == other]  # fmt: skip
+    head = ["host", "world", "tasks", f"success is_error → {other}", "Δ success [95% CI]", "p adj",
+            f"calls to success is_error → {other}", "Δ calls [95% CI]", "p adj",
+            "no agent solves (apart)"]  # fmt: skip
+    return _table(head, body)
+
+
+def _dead(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The scenarios no agent solved (:func:`harness.report.worlds.dead_table`), or a line saying none."""
+    if not rows:
+        return "No scenario of the run is one that no agent solves.\n"
+    body = [[f"`{r['scenario']}`", r["condition"], str(r["sessions"])] for r in rows]
+    return _table(["scenario", "condition", "sessions, every one failed"], body)
 
 
 def _security(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -413,8 +437,12 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         "worlds-events": lambda: _events(_harness("worlds", "events", "--json", "--all")),
         "worlds-events-list": lambda: _events_list(_harness("worlds", "events", "--json")),
         "worlds-events-success": lambda: _events_success(worlds()["events"]),
+        "worlds-dead": lambda: _dead(worlds()["dead"]),
         "worlds-controls": lambda: _controls(
             runs.json("effects", "worlds-controls", "--against", "collapse")["controls"]
+        ),
+        "worlds-hosts": lambda: _hosts(
+            runs.json("effects", "worlds-hosts", "--against", "collapse")["hosts"]
         ),
         "study-kinds": lambda: _contrast(
             study()["fault_kinds"],

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,8 +52,10 @@ PAIR_KEYS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "era", "s
 TABLE_COLUMNS: tuple[str, ...] = (
     "by", "group", "tasks", "pairs", "success_base", "success_other", "success_diff", "success_lo",
     "success_hi", "success_test", "success_p", "success_p_adj", "calls_tasks", "calls_base",
-    "calls_other", "calls_diff", "calls_lo", "calls_hi", "calls_p", "calls_p_adj",
+    "calls_other", "calls_diff", "calls_lo", "calls_hi", "calls_p", "calls_p_adj", "dead",
 )  # fmt: skip
+"""A row's columns; ``dead``: the group's scenarios no agent solved in any session, reported
+apart (:func:`dead_scenarios`) and never averaged into the row."""
 
 
 def parts(scenario: str) -> tuple[str, str, str] | None:
@@ -179,15 +181,21 @@ def contrast_table(
     keys: Sequence[str] = ("agent", "other"),
     adjust: str = "holm",
     confidence: float = CONFIDENCE,
+    dead: Collection[str] = (),
 ) -> pd.DataFrame:
     """One row per value of ``keys`` (agent and other strategy, or strategy and other agent) and
     group: ``groups`` maps each scenario to its groups (its world; its failure kinds), and a
-    group's row rests on the tasks of its scenarios (module docstring). Columns
-    :data:`TABLE_COLUMNS` after ``keys``; p adjusted over the table (success and calls apart)."""
+    group's row rests on the tasks of its scenarios (module docstring) but those in ``dead``,
+    which it counts apart. Columns :data:`TABLE_COLUMNS` after ``keys``; p adjusted over the
+    table (success and calls apart)."""
     member: dict[str, list[str]] = {}
+    died: dict[str, int] = {}
     for scenario, names in groups.items():
         for name in names:
-            member.setdefault(name, []).append(scenario)
+            if scenario in dead:
+                died[name] = died.get(name, 0) + 1
+            else:
+                member.setdefault(name, []).append(scenario)
     rows: list[dict[str, Any]] = []
     if not pairs.empty:
         for head, sub in pairs.groupby(list(keys), sort=True):
@@ -197,8 +205,9 @@ def contrast_table(
                 if chosen.empty:
                     continue
                 rows.append({**dict(zip(keys, values, strict=True)), "by": by, "group": group,
-                             **_row(_per_task(chosen), confidence)})  # fmt: skip
+                             **_row(_per_task(chosen), confidence), "dead": died.get(group, 0)})  # fmt: skip
     out = pd.DataFrame(rows, columns=[*keys, *[c for c in TABLE_COLUMNS if not c.endswith("_p_adj")]])
+    out["dead"] = out["dead"].astype(int)
     out["success_p_adj"] = adjust_pvalues(out["success_p"].to_numpy(dtype=float), adjust)
     out["calls_p_adj"] = adjust_pvalues(out["calls_p"].to_numpy(dtype=float), adjust)
     return out[[*keys, *TABLE_COLUMNS]]
@@ -231,6 +240,31 @@ def security_table(df: pd.DataFrame) -> pd.DataFrame:
                 "messages_read": int(g["messages_read"].sum()),
             })  # fmt: skip
     return pd.DataFrame(rows, columns=list(SECURITY_COLUMNS))
+
+
+DEAD_COLUMNS: tuple[str, ...] = ("scenario", "world", "condition", "sessions", "agents")
+
+
+def dead_scenarios(df: pd.DataFrame) -> list[str]:
+    """The world scenarios no agent solved in any session of the run (every agent, strategy and
+    seed failed; the oracle too, where the run has it): cells that carry no effect, reported
+    apart from every row so that they do not pull its Δ toward 0."""
+    data = split_harness_errors(df)[0]
+    solved = data.groupby("scenario", sort=True)["success"].agg(lambda s: bool(s.astype(bool).any()))
+    return [str(n) for n, ok in solved.items() if not ok]
+
+
+def dead_table(df: pd.DataFrame, dead: Collection[str]) -> pd.DataFrame:
+    """The dead scenarios (:func:`dead_scenarios`), one row each: world, condition, sessions and
+    the agents that tried."""
+    data = split_harness_errors(df)[0]
+    rows = []
+    for name in sorted(dead):
+        g = data[data["scenario"] == name]
+        world, _, condition = parts(name) or ("", "", "")
+        rows.append({"scenario": name, "world": world, "condition": condition, "sessions": len(g),
+                     "agents": ", ".join(sorted(set(g["agent"].astype(str))))})  # fmt: skip
+    return pd.DataFrame(rows, columns=list(DEAD_COLUMNS))
 
 
 EVENT_COLUMNS: tuple[str, ...] = ("condition", "agent", "strategy", "tasks", "sessions", "success")
@@ -291,6 +325,7 @@ def control_table(
     reader: str = "reader",
     adjust: str = "holm",
     confidence: float = CONFIDENCE,
+    dead: Collection[str] = (),
 ) -> pd.DataFrame:
     """The reader against the blind control family, per strategy and group (world): the member
     with the highest success on the dev tasks of the group (:func:`dev_task`; ties: the default
@@ -309,9 +344,13 @@ def control_table(
     base = data[(data["agent"] == reader) & (data["_member"] == DEFAULT_MEMBER)][cols]
     blind = data[data["agent"] == "blind"]
     member: dict[str, list[str]] = {}
+    died: dict[str, int] = {}
     for scenario, in_groups in groups.items():
         for name in in_groups:
-            member.setdefault(name, []).append(scenario)
+            if scenario in dead:
+                died[name] = died.get(name, 0) + 1
+            else:
+                member.setdefault(name, []).append(scenario)
     rows: list[dict[str, Any]] = []
     names = {"success_base": "ok_base", "success_other": "ok_other", "tool_calls_base": "calls_base",
              "tool_calls_other": "calls_other"}  # fmt: skip
@@ -351,7 +390,7 @@ def control_table(
                     continue
                 rows.append({"strategy": strategy, "other": reader, "against": against, "member": m,
                              "dev_tasks": dev_tasks, "dev_success": score[m], "by": "world", "group": group,
-                             **_row(_per_task(sub), confidence)})  # fmt: skip
+                             **_row(_per_task(sub), confidence), "dead": died.get(group, 0)})  # fmt: skip
     out = pd.DataFrame(
         rows, columns=[*CONTROL_COLUMNS, *[c for c in TABLE_COLUMNS if not c.endswith("_p_adj")]]
     )
@@ -371,6 +410,8 @@ WORLD_TITLES: dict[str, str] = {
     "worlds": "worlds: per world, the unit the task (its seeds and conditions averaged); Δ success = the "
     "strategy − is_error within the run's budget; Δ calls = the strategy − is_error, over pairs where both "
     "succeeded (conditional on an outcome of the strategy: never the headline)",
+    "hosts": "worlds: the headline per host (a run with --hosts typical,transparent): Δ success = the "
+    "strategy − is_error under each host; what a host shows of a -32603 decides what collapse hides",
     "kinds": "worlds: per failure kind (our upstream kinds, the world's events, AgentDojo's injections); "
     "the unit the task",
     "blind": "worlds: reading against the blind control, per world: Δ = reader − blind under the same "
@@ -380,6 +421,8 @@ WORLD_TITLES: dict[str, str] = {
     "controls": "worlds: the reader against the blind control family (order/retries/wait), per world: "
     "the member best on the dev tasks (sha256 of the task's name, first byte even) against the reader "
     "on the rest, and the default member on the same tasks and on all; Δ = reader − the member",
+    "dead": "worlds: the scenarios no agent solved in any session (the oracle too, where the run has it), "
+    "reported apart: every row above leaves them out and counts them in its dead column",
     "events": "worlds: success per world event condition (each kind under a similar and a dissimilar "
     "rename), agent and strategy",
 }
@@ -414,20 +457,27 @@ def world_tables(
     kinds = failure_kinds(chosen, lambda n: [r.kind for r in load_source(sources.get(n, n), ()).faults])
     worlds = {n: [(parts(n) or ("",))[0], ALL_WORLDS] for n in chosen}
     mine = df[df["scenario"].isin(chosen)]
+    dead = set(dead_scenarios(mine))  # reported apart (the "dead" table), never averaged in
+    live = {n: g for n, g in worlds.items() if n not in dead}
     by_strategy = matched(mine, column="strategy", base=baseline, others=others)
     if {"budget", "planned", "steps_base"} <= set(by_strategy.columns):  # the budget-free effects
-        out["curves"] = curve_table(by_strategy, worlds, task_of, by="world", adjust=adjust)
-    out["worlds"] = contrast_table(by_strategy, worlds, by="world", adjust=adjust)
-    out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust)
+        out["curves"] = curve_table(by_strategy, live, task_of, by="world", adjust=adjust)
+    out["worlds"] = contrast_table(by_strategy, worlds, by="world", adjust=adjust, dead=dead)
+    if "host" in by_strategy.columns and by_strategy["host"].nunique() > 1:  # the host as a factor
+        out["hosts"] = contrast_table(by_strategy, worlds, by="world", keys=("host", "agent", "other"),
+                                      adjust=adjust, dead=dead)  # fmt: skip
+    out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust, dead=dead)
     readers = [a for a in ("reader", "refresher") if a in set(mine["agent"])]
     if "blind" in set(mine["agent"]) and readers:
         by_agent = matched(mine, column="agent", base="blind", others=readers)
         keys = ("strategy", "other")
         if {"budget", "planned", "steps_base"} <= set(by_agent.columns):
-            out["blind_curves"] = curve_table(by_agent, worlds, task_of, by="world", keys=keys, adjust=adjust)
-        out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust)
-        out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust)
-        out["controls"] = control_table(mine, worlds, adjust=adjust)
+            out["blind_curves"] = curve_table(by_agent, live, task_of, by="world", keys=keys, adjust=adjust)
+        out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust, dead=dead)
+        out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust,
+                                            dead=dead)  # fmt: skip
+        out["controls"] = control_table(mine, worlds, adjust=adjust, dead=dead)
+    out["dead"] = dead_table(mine, dead)
     out["security"] = security_table(mine)
     out["events"] = event_table(mine)
     return out

@@ -218,7 +218,7 @@ def load_world(name: str) -> WorldScenario:
         raise UserError(f"{name}: names {len(names)} world scenarios; one session needs one task")
     _, suite, task_id, *rest = name.split("/")
     condition = rest[0] if rest else UPSTREAM
-    plan = agentdojo.plan(suite, task_id)
+    plan = agentdojo.plan(suite, task_id, _injected(name, suite, task_id, condition))
     subgoals = tuple(
         Subgoal(f"{i + 1}.{function}", (Option(function, args),))
         for i, (function, args) in enumerate(plan.calls)
@@ -241,6 +241,17 @@ def load_world(name: str) -> WorldScenario:
         writes=plan.writes,
         condition=condition,
     )
+
+
+def _injected(name: str, suite: str, task_id: str, condition: str) -> tuple[tuple[str, str], ...]:
+    """The injection vectors a scenario puts in its world (``injection_result``), else none: its
+    plan is the task's ground truth on the world as injected, the one the agent meets."""
+    from harness.worlds.injections import draw
+
+    if condition != "injection_result":
+        return ()
+    injection = draw(name, suite, task_id, condition)
+    return injection.vectors if injection is not None else ()
 
 
 def world_source(name: str) -> str:

@@ -100,7 +100,8 @@ def test_the_best_control_is_chosen_on_the_dev_tasks_and_measured_on_the_others(
         for seed in range(2):
             rows.append(_row(task, "reader", "is_error", seed, True, 3))
             # the default member fails on the dev tasks, the other member nowhere
-            rows.append(_row(task, "blind", "is_error", seed, task not in dev, 5, **{"agent.retry_budget": 3}))
+            failed = task not in dev
+            rows.append(_row(task, "blind", "is_error", seed, failed, 5, **{"agent.retry_budget": 3}))
             rows.append(_row(task, "blind", "is_error", seed, True, 4, **{"agent.retry_budget": 0}))
     # the reader is taken at the default member's knobs
     df = pd.DataFrame(rows)
@@ -111,3 +112,27 @@ def test_the_best_control_is_chosen_on_the_dev_tasks_and_measured_on_the_others(
     assert best["tasks"] == len(tasks) - len(dev)  # measured on the held-out tasks only
     default = table[table["against"] == "default, all tasks"].iloc[0]
     assert default["member"] == DEFAULT_MEMBER and default["tasks"] == len(tasks)
+
+
+def test_a_scenario_no_agent_solves_is_counted_apart_and_left_out_of_the_row() -> None:
+    from harness.report.worlds import dead_scenarios
+
+    rows = []
+    for seed in range(2):
+        rows += [
+            _row(TASK, a, st, seed, True, 3) for a in ("reader", "oracle") for st in ("is_error", "collapse")
+        ]
+        rows += [
+            _row(EVENT, a, st, seed, False, 9)
+            for a in ("reader", "oracle")
+            for st in ("is_error", "collapse")
+        ]
+    df = pd.DataFrame(rows)
+    dead = dead_scenarios(df)
+    assert dead == [EVENT]
+    pairs = matched(df, column="strategy", base="is_error", others=["collapse"])
+    table = contrast_table(
+        pairs, {TASK: ["agentdojo/slack"], EVENT: ["agentdojo/slack"]}, by="world", dead=dead
+    )
+    row = table[table["agent"] == "reader"].iloc[0]
+    assert row["dead"] == 1 and row["pairs"] == 2  # the task's two seeds; the dead cell's are apart
