@@ -274,11 +274,11 @@ def _hosts(rows: Sequence[Mapping[str, Any]], other: str = "collapse") -> str:
 
 
 def _dead(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The scenarios no agent solved (:func:`harness.report.worlds.dead_table`), or a line saying none."""
+    """The scenarios no agent can solve (:func:`harness.report.worlds.dead_table`), or a line saying none."""
     if not rows:
-        return "No scenario of the run is one that no agent solves.\n"
-    body = [[f"`{r['scenario']}`", r["condition"], str(r["sessions"])] for r in rows]
-    return _table(["scenario", "condition", "sessions, every one failed"], body)
+        return "The oracle solves every scenario of the run under is_error.\n"
+    body = [[f"`{r['scenario']}`", r["condition"], str(r["sessions"]), f"{r['solved']:.2f}"] for r in rows]
+    return _table(["scenario", "condition", "sessions", "share solved by any agent"], body)
 
 
 def _security(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -242,28 +242,31 @@ def security_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SECURITY_COLUMNS))
 
 
-DEAD_COLUMNS: tuple[str, ...] = ("scenario", "world", "condition", "sessions", "agents")
+DEAD_COLUMNS: tuple[str, ...] = ("scenario", "world", "condition", "sessions", "agents", "solved")
 
 
-def dead_scenarios(df: pd.DataFrame) -> list[str]:
-    """The world scenarios no agent solved in any session of the run (every agent, strategy and
-    seed failed; the oracle too, where the run has it): cells that carry no effect, reported
-    apart from every row so that they do not pull its Δ toward 0."""
+def dead_scenarios(df: pd.DataFrame, baseline: str = "is_error", oracle: str = "oracle") -> list[str]:
+    """The world scenarios no agent can solve: the oracle (which walks the plan knowing the fault
+    schedule and the world's new state) failed every session under ``baseline``. Such a cell
+    carries no effect; it is reported apart from every row so that it does not pull the row's Δ
+    toward 0. A run without the oracle names none (what its agents failed, another might not)."""
     data = split_harness_errors(df)[0]
-    solved = data.groupby("scenario", sort=True)["success"].agg(lambda s: bool(s.astype(bool).any()))
+    mine = data[(data["agent"] == oracle) & (data["strategy"] == baseline)]
+    solved = mine.groupby("scenario", sort=True)["success"].agg(lambda s: bool(s.astype(bool).any()))
     return [str(n) for n, ok in solved.items() if not ok]
 
 
 def dead_table(df: pd.DataFrame, dead: Collection[str]) -> pd.DataFrame:
     """The dead scenarios (:func:`dead_scenarios`), one row each: world, condition, sessions and
-    the agents that tried."""
+    the agents that tried (``solved``: the share of all their sessions that succeeded)."""
     data = split_harness_errors(df)[0]
     rows = []
     for name in sorted(dead):
         g = data[data["scenario"] == name]
         world, _, condition = parts(name) or ("", "", "")
         rows.append({"scenario": name, "world": world, "condition": condition, "sessions": len(g),
-                     "agents": ", ".join(sorted(set(g["agent"].astype(str))))})  # fmt: skip
+                     "agents": ", ".join(sorted(set(g["agent"].astype(str)))),
+                     "solved": float(g["success"].astype(bool).mean())})  # fmt: skip
     return pd.DataFrame(rows, columns=list(DEAD_COLUMNS))
 
 
@@ -421,7 +424,7 @@ WORLD_TITLES: dict[str, str] = {
     "controls": "worlds: the reader against the blind control family (order/retries/wait), per world: "
     "the member best on the dev tasks (sha256 of the task's name, first byte even) against the reader "
     "on the rest, and the default member on the same tasks and on all; Δ = reader − the member",
-    "dead": "worlds: the scenarios no agent solved in any session (the oracle too, where the run has it), "
+    "dead": "worlds: the scenarios no agent can solve (the oracle failed every session under the baseline), "
     "reported apart: every row above leaves them out and counts them in its dead column",
     "events": "worlds: success per world event condition (each kind under a similar and a dissimilar "
     "rename), agent and strategy",
@@ -457,7 +460,7 @@ def world_tables(
     kinds = failure_kinds(chosen, lambda n: [r.kind for r in load_source(sources.get(n, n), ()).faults])
     worlds = {n: [(parts(n) or ("",))[0], ALL_WORLDS] for n in chosen}
     mine = df[df["scenario"].isin(chosen)]
-    dead = set(dead_scenarios(mine))  # reported apart (the "dead" table), never averaged in
+    dead = set(dead_scenarios(mine, baseline))  # reported apart (the "dead" table), never averaged in
     live = {n: g for n, g in worlds.items() if n not in dead}
     by_strategy = matched(mine, column="strategy", base=baseline, others=others)
     if {"budget", "planned", "steps_base"} <= set(by_strategy.columns):  # the budget-free effects

@@ -114,7 +114,7 @@ def test_the_best_control_is_chosen_on_the_dev_tasks_and_measured_on_the_others(
     assert default["member"] == DEFAULT_MEMBER and default["tasks"] == len(tasks)
 
 
-def test_a_scenario_no_agent_solves_is_counted_apart_and_left_out_of_the_row() -> None:
+def test_a_scenario_the_oracle_fails_is_counted_apart_and_left_out_of_the_row() -> None:
     from harness.report.worlds import dead_scenarios
 
     rows = []
@@ -129,7 +129,7 @@ def test_a_scenario_no_agent_solves_is_counted_apart_and_left_out_of_the_row() -
         ]
     df = pd.DataFrame(rows)
     dead = dead_scenarios(df)
-    assert dead == [EVENT]
+    assert dead == [EVENT]  # the oracle failed it; OTHER the reader fails, the oracle does not
     pairs = matched(df, column="strategy", base="is_error", others=["collapse"])
     table = contrast_table(
         pairs, {TASK: ["agentdojo/slack"], EVENT: ["agentdojo/slack"]}, by="world", dead=dead
