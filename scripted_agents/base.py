@@ -171,6 +171,12 @@ KNOBS: dict[str, Knob] = {
         "scenario's max_steps never binds)",
         minimum=1,
     ),
+    "order": Knob(
+        "on a world, the fixed order of moves a text that says nothing leaves it to: retry_first "
+        "(retries with the backoff, then each re-discovery, then stop) or rediscover_first (each "
+        "re-discovery, then the retries, then stop); the harness's own scenarios keep their order",
+        ("retry_first", "rediscover_first"),
+    ),
     "rewrites": Knob(
         "on: a stated pattern or format is met by rewriting the sent value (case, date order); "
         "off: not (the ablation of docs/study.md: what the corruption/rewrite pairing carries)",
@@ -221,6 +227,8 @@ class ScriptedAgent(Agent):
     step_budget: int | None = None
     """None: no cap of its own (the scenario's ``max_steps`` still ends the session)."""
     rewrites: str = "on"
+    order: str = "retry_first"
+    """On a world: the fixed order's moves, retries or re-discovery first (see :data:`KNOBS`)."""
 
     def configure(self, params: Mapping[str, Any]) -> None:
         for key, value in params.items():
@@ -259,7 +267,7 @@ class ScriptedAgent(Agent):
             self.walker = WorldWalker(
                 task, tools, reads=self.reads, trust=self.trust, follows=MAX_INSTRUCTIONS,
                 retries=WORLD_RETRIES if self.retry_budget is None else self.retry_budget,
-                wait=self.world_wait, step_budget=self.step_budget,
+                wait=self.world_wait, step_budget=self.step_budget, order=self.order,
             )  # fmt: skip
         self._new_subgoal()
 

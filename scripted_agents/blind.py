@@ -16,13 +16,19 @@ class BlindAgent(ReaderAgent):
     a fixed order after every failure, whatever the error says: it never reads an error text
     (nor an instruction in one), never answers a server's question, never waits for a stated
     ``retry_after``. On the harness's own scenarios that is the reader with ``trust=ignore``.
+
+    It is a family, not one strawman: ``order`` (retries or re-discovery first), ``retry_budget``
+    (the retries; unset: 3 on a world) and ``backoff`` (the wait before each retry) make its
+    members (``--set agent.order=retry_first,rediscover_first`` and so on); ``blind`` unconfigured
+    is the default member, retry-first with 3 retries at 1, 2, 4 s. The worlds' report measures
+    the reader against the member best on a dev split of the tasks (docs/study.md).
     """
 
     name = "blind"
     summary = "The reader's moves in a fixed order, reading no error text (the control)."
     reads = False
     trust = "ignore"
-    knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "relist", "step_budget")
+    knobs: ClassVar[tuple[str, ...]] = ("retry_budget", "backoff", "relist", "step_budget", "order")
 
     def on_error(self, text: str, obs: ToolResult) -> Action:
         return self.guess()

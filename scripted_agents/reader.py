@@ -32,6 +32,7 @@ class ReaderAgent(ScriptedAgent):
         "relist",
         "step_budget",
         "rewrites",
+        "order",
     )
 
     def on_error(self, text: str, obs: ToolResult) -> Action:

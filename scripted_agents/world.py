@@ -248,8 +248,10 @@ class WorldWalker:
 
     ``reads``: whether it reads error texts (the reader) or not (the blind control); ``trust``
     what a text is worth (``ignore`` reads nothing either); ``retries`` and ``wait`` the fixed
-    order's retries and the backoff before the k-th (1-based); ``follows`` the instructions it
-    may follow in an episode; ``step_budget`` its own cap on actions, if any.
+    order's retries and the backoff before the k-th (1-based); ``order`` the fixed order
+    (``retry_first``: the retries, then each re-discovery; ``rediscover_first``: the other way
+    round); ``follows`` the instructions it may follow in an episode; ``step_budget`` its own cap
+    on actions, if any.
     """
 
     def __init__(
@@ -263,12 +265,16 @@ class WorldWalker:
         wait: Callable[[int], float],
         follows: int,
         step_budget: int | None = None,
+        order: str = "retry_first",
     ) -> None:
         self.task = task
         self.known: dict[str, Mapping[str, Any]] = {str(t["name"]): t for t in tools}
         self.reads = reads and trust != "ignore"
         self.trust, self.retries, self.wait, self.follows = trust, retries, wait, follows
         self.step_budget = step_budget
+        self.order = order
+        self.retried = 0
+        """The fixed order's retries of the current call under ``rediscover_first``."""
         self.plan: list[tuple[str, dict[str, Any]]] = [
             (g.options[0].tool, dict(g.options[0].arguments)) for g in task.subgoals
         ]
@@ -305,7 +311,7 @@ class WorldWalker:
 
     def advance(self) -> Action:
         self.sg += 1
-        self.failures = self.attempts = 0
+        self.failures = self.attempts = self.retried = 0
         self.tried = set()
         self.repair = None
         if self.sg >= len(self.plan):
@@ -409,15 +415,28 @@ class WorldWalker:
         return self.fixed_order(empty=False)
 
     def fixed_order(self, *, empty: bool) -> Action:
-        """What is left without a reading: retry with backoff, then re-discover each argument,
-        then stop."""
+        """What is left without a reading: under ``retry_first`` retry with backoff, then
+        re-discover each argument, then stop; under ``rediscover_first`` re-discover each
+        argument, then retry with backoff, then stop."""
+        _, args = self.plan[self.sg]
+        if self.order == "rediscover_first":
+            return self.rediscover(list(args), empty=empty) or self.retry_or_stop(empty=empty)
         if self.failures <= self.retries:
             pause = self.wait(self.failures)
             return Wait(pause) if pause > 0 else self.call()
-        _, args = self.plan[self.sg]
-        return self.rediscover(list(args), empty=empty) or self.stop(
-            "the same answer after retries and re-discovery" if not empty else "it answered nothing"
-        )
+        return self.rediscover(list(args), empty=empty) or self.stop(self.why(empty))
+
+    @staticmethod
+    def why(empty: bool) -> str:
+        return "the same answer after retries and re-discovery" if not empty else "it answered nothing"
+
+    def retry_or_stop(self, *, empty: bool) -> Action:
+        """``rediscover_first`` once re-discovery is spent: a retry while any is left, else stop."""
+        if self.retried < self.retries:
+            self.retried += 1
+            pause = self.wait(self.retried)
+            return Wait(pause) if pause > 0 else self.call()
+        return self.stop(self.why(empty))
 
     def rediscover(self, arguments: Sequence[str], *, empty: bool) -> Action | None:
         """The first discovery call for the first argument not yet re-discovered, or None."""
@@ -453,9 +472,12 @@ class WorldWalker:
             return nxt
         self.repair = None
         _, args = self.plan[self.sg]
-        return self.rediscover(list(args), empty=repair.empty) or self.stop(
-            f"{repair.argument} {repair.old!r} not found, and nothing listed stands for it"
-        )
+        again = self.rediscover(list(args), empty=repair.empty)
+        if again is not None:
+            return again
+        if self.order == "rediscover_first":
+            return self.retry_or_stop(empty=repair.empty)
+        return self.stop(f"{repair.argument} {repair.old!r} not found, and nothing listed stands for it")
 
     # -- instructions ------------------------------------------------------------------------------
 

@@ -40,7 +40,9 @@ BLOCK_NAMES: tuple[str, ...] = (
     "compare-glossary",
     "worlds-curves", "worlds-blind-curves", "worlds-headline", "worlds-blind", "worlds-kinds",
     "worlds-blind-kinds", "worlds-security",
-    "worlds-extraction", "worlds-events", "worlds-events-list", "study-kinds", "study-rewrites",
+    "worlds-extraction", "worlds-events", "worlds-events-list", "worlds-events-success", "worlds-dead",
+    "worlds-controls", "worlds-hosts", "study-kinds",
+    "study-rewrites",
 )  # fmt: skip
 """Every block :func:`render` writes."""
 
@@ -60,6 +62,12 @@ RUNS: tuple[Run, ...] = (
     Run("study-template", ("--study", "--set", "faults.source=template")),
     Run("default", ()),
     Run("worlds", ("--study", "--worlds")),
+    Run("worlds-controls", ("--study", "--worlds", "--agents", "reader,blind", "--strategies",
+                            "is_error,collapse", "--seeds", "2", "--set",
+                            "agent.order=retry_first,rediscover_first", "--set", "agent.retry_budget=0,1,3",
+                            "--set", "agent.backoff=none,exponential")),
+    Run("worlds-hosts", ("--study", "--worlds", "--agents", "reader,blind,oracle", "--strategies",
+                         "is_error,collapse", "--hosts", "typical,transparent", "--seeds", "2")),
     Run("study-rewrites-off", ("--study", "--agents", "reader", "--strategies", "is_error,collapse",
                                "--set", "agent.rewrites=off")),
 )  # fmt: skip
@@ -205,11 +213,12 @@ def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: 
     body = [[r["group"], str(r["tasks"]), _arrow(r["success_base"], r["success_other"]),
              signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
              p_value(r["success_p_adj"]),
-             _arrow(r["calls_base"], r["calls_other"], 1), _calls(r), p_value(r["calls_p_adj"])]
+             _arrow(r["calls_base"], r["calls_other"], 1), _calls(r), p_value(r["calls_p_adj"]),
+             str(r.get("dead", 0))]
             for r in chosen]  # fmt: skip
     a, b = sides
     head = [what, unit, f"success {a} → {b}", "Δ success [95% CI]", "p adj", f"calls to success {a} → {b}",
-            "Δ calls [95% CI]", "p adj"]  # fmt: skip
+            "Δ calls [95% CI]", "p adj", "no agent solves (apart)"]  # fmt: skip
     return _table(head, body)
 
 
@@ -235,6 +244,41 @@ def _curves(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: st
     head = [what, "tasks", f"calls to success {a} → {b}", "Δ calls [95% CI]", "p adj", "Δ steps [95% CI]",
             "p adj", *[f"Δ {k} (p adj)" for k in shares]]  # fmt: skip
     return _table(head, body)
+
+
+def _controls(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The reader against the blind control family (:func:`harness.report.worlds.control_table`)."""
+    body = [[r["strategy"], r["group"], r["against"], f"`{r['member']}`", str(r["tasks"]),
+             _arrow(r["success_base"], r["success_other"]),
+             signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
+             p_value(r["success_p_adj"]), _arrow(r["calls_base"], r["calls_other"], 1), _calls(r),
+             p_value(r["calls_p_adj"]), str(r.get("dead", 0))]
+            for r in rows]  # fmt: skip
+    head = ["strategy", "world", "control", "member (order/retries/wait)", "tasks",
+            "success control → reader", "Δ success [95% CI]", "p adj", "calls to success control → reader",
+            "Δ calls [95% CI]", "p adj", "no agent solves (apart)"]  # fmt: skip
+    return _table(head, body)
+
+
+def _hosts(rows: Sequence[Mapping[str, Any]], other: str = "collapse") -> str:
+    """The reader's headline per host (:func:`harness.report.worlds.world_tables`' ``hosts``)."""
+    body = [[r["host"], r["group"], str(r["tasks"]), _arrow(r["success_base"], r["success_other"]),
+             signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
+             p_value(r["success_p_adj"]), _arrow(r["calls_base"], r["calls_other"], 1), _calls(r),
+             p_value(r["calls_p_adj"]), str(r.get("dead", 0))]
+            for r in rows if r["agent"] == "reader" and r["other"] == other]  # fmt: skip
+    head = ["host", "world", "tasks", f"success is_error → {other}", "Δ success [95% CI]", "p adj",
+            f"calls to success is_error → {other}", "Δ calls [95% CI]", "p adj",
+            "no agent solves (apart)"]  # fmt: skip
+    return _table(head, body)
+
+
+def _dead(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The scenarios no agent can solve (:func:`harness.report.worlds.dead_table`), or a line saying none."""
+    if not rows:
+        return "The oracle solves every scenario of the run under is_error.\n"
+    body = [[f"`{r['scenario']}`", r["condition"], str(r["sessions"]), f"{r['solved']:.2f}"] for r in rows]
+    return _table(["scenario", "condition", "sessions", "share solved by any agent"], body)
 
 
 def _security(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -267,18 +311,48 @@ def _extraction(lines: str) -> str:
 
 def _events(lines: str) -> str:
     rows = _json_lines(lines)
-    kinds = list(dict.fromkeys(r["kind"] for r in rows))
-    body = [[k, *(str(sum(r["kind"] == k and r["status"] == st for r in rows))
-                  for st in ("admitted", "refused", "not_applicable"))] for k in kinds]  # fmt: skip
-    return _table(["event", "admitted", "refused", "not applicable"], body)
+    conditions = list(dict.fromkeys((r["kind"], r["rename"]) for r in rows))
+    body = []
+    for kind, rename in conditions:
+        mine = [r for r in rows if (r["kind"], r["rename"]) == (kind, rename)]
+        counts = [
+            str(sum(r["status"] == st for r in mine)) for st in ("admitted", "refused", "not_applicable")
+        ]
+        stale = sum(r["status"] == "admitted" and bool(r["stale_passes"]) for r in mine)
+        body.append([kind, rename or "–", *counts, str(stale)])
+    return _table(["event", "rename", "admitted", "refused", "not applicable",
+                   "admitted, the stale plan passes too"], body)  # fmt: skip
+
+
+_YES_NO = {True: "yes", False: "no", None: "–"}
 
 
 def _events_list(lines: str) -> str:
     rows = _json_lines(lines)
-    body = [[f"`{r['scenario']}`", r["status"], r["reason"],
+    body = [[f"`{r['scenario']}`", r["rename"] or "–", r["status"], r["reason"], _YES_NO[r["stale_passes"]],
              "" if r["change"] is None else f"{r['change']['old']} → {r['change']['new']}"]
             for r in rows if r["status"] != "not_applicable"]  # fmt: skip
-    return _table(["pair", "status", "why", "change"], body)
+    return _table(["pair", "rename", "status", "why", "stale plan passes", "change"], body)
+
+
+EVENT_AGENTS: tuple[str, ...] = ("oracle", "reader", "blind", "naive")
+"""The agents whose success the world-events block shows, strongest first."""
+
+
+def _events_success(
+    rows: Sequence[Mapping[str, Any]], strategies: Sequence[str] = ("is_error", "collapse")
+) -> str:
+    """Success per world event condition, agent and strategy (:func:`harness.report.worlds.event_table`)."""
+    by = {(r["condition"], r["agent"], r["strategy"]): r for r in rows}
+    conditions = list(dict.fromkeys(r["condition"] for r in rows))
+    body = []
+    for c in conditions:
+        tasks = max((r["tasks"] for r in rows if r["condition"] == c), default=0)
+        cells = [f"{by[(c, a, st)]['success']:.2f}" if (c, a, st) in by else "–"
+                 for st in strategies for a in EVENT_AGENTS]  # fmt: skip
+        body.append([c, str(tasks), *cells])
+    head = ["condition", "tasks", *[f"{a} ({st})" for st in strategies for a in EVENT_AGENTS]]
+    return _table(head, body)
 
 
 def _rewrites(full: Mapping[str, Any], off: Mapping[str, Any]) -> str:
@@ -362,6 +436,14 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         "worlds-extraction": lambda: _extraction(_harness("worlds", "injections", "--json")),
         "worlds-events": lambda: _events(_harness("worlds", "events", "--json", "--all")),
         "worlds-events-list": lambda: _events_list(_harness("worlds", "events", "--json")),
+        "worlds-events-success": lambda: _events_success(worlds()["events"]),
+        "worlds-dead": lambda: _dead(worlds()["dead"]),
+        "worlds-controls": lambda: _controls(
+            runs.json("effects", "worlds-controls", "--against", "collapse")["controls"]
+        ),
+        "worlds-hosts": lambda: _hosts(
+            runs.json("effects", "worlds-hosts", "--against", "collapse")["hosts"]
+        ),
         "study-kinds": lambda: _contrast(
             study()["fault_kinds"],
             "agent",

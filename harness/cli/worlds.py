@@ -1,9 +1,11 @@
 """``harness worlds``: which (task, event) pairs are fair tests, and what the reader finds in
 AgentDojo's injection texts.
 
-``harness worlds events`` lists every (task, event) pair of the four suites: ``admitted`` (in the
-worlds' study), ``refused`` with the reason, ``not_applicable`` (the plan names nothing the event
-changes; left out unless ``--all``); the decision is :func:`harness.worlds.events.admission`.
+``harness worlds events`` lists every (task, event) pair of the four suites, each event kind under
+each rename condition (``similar``, ``dissimilar``): ``admitted`` (in the worlds' study) when the
+task's own plan, given the new values, passes its utility, ``refused`` with the reason,
+``not_applicable`` (the plan names nothing the event changes; left out unless ``--all``); the
+decision is :func:`harness.worlds.events.admission`, and no repair of ours takes part in it.
 ``harness worlds injections`` reads every injection task rendered by every attack that needs no
 model, with the suite's tool names, and says whether the reader's instruction extraction finds a
 call in it, and one to a tool the injection task's own ground truth calls.
@@ -46,16 +48,18 @@ def command(view: str, show_all: bool, as_json: bool) -> int:
             [
                 {
                     "scenario": r["scenario"],
+                    "rename": r["rename"] or "-",
                     "status": r["status"],
                     "reason": r["reason"],
+                    "stale plan passes": {None: "-", True: "yes", False: "no"}[r["stale_passes"]],
                     "change": "" if r["change"] is None else f"{r['change']['old']} -> {r['change']['new']}",
                 }
                 for r in rows
             ]
         )
-        counts = collections.Counter((r["kind"], r["status"]) for r in rows)
+        counts = collections.Counter((r["condition"], r["status"]) for r in rows)
         print_table(
-            shown, title="world events: admitted when the informed plan passes and the stale one fails"
+            shown, title="world events: admitted when the task's own plan, given the new values, passes"
         )
         click.echo(", ".join(f"{k} {s}: {n}" for (k, s), n in sorted(counts.items())))
         return 0

@@ -292,13 +292,14 @@ def comparison_parts(columns: list[str]) -> list[list[str]]:
 def shown_world(frame: pd.DataFrame, key: str) -> pd.DataFrame:
     """A worlds' table (:func:`harness.report.worlds.world_tables`) as printed: success and calls
     to success, each before → after, with its difference, interval and adjusted p."""
-    if key == "security":
+    if key in ("security", "events", "controls", "dead"):
         return frame
     if key in CURVE_KEYS:
         return shown_curves(frame)
     first = "agent" if "agent" in frame.columns else "strategy"
     return pd.DataFrame(
         {
+            **({"host": frame["host"]} if "host" in frame.columns else {}),
             first: frame[first],
             "vs" if first == "strategy" else "strategy": frame["other"],
             str(frame["by"].iloc[0]) if len(frame) else "group": frame["group"],
@@ -325,6 +326,7 @@ def shown_world(frame: pd.DataFrame, key: str) -> pd.DataFrame:
                 )
             ],
             "p adj (calls)": [p_value(v) for v in frame["calls_p_adj"]],
+            "dead (apart)": frame["dead"] if "dead" in frame.columns else 0,
         }
     )
 

@@ -29,8 +29,9 @@ though no step needed them and calls an error text named.
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,8 +52,10 @@ PAIR_KEYS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "era", "s
 TABLE_COLUMNS: tuple[str, ...] = (
     "by", "group", "tasks", "pairs", "success_base", "success_other", "success_diff", "success_lo",
     "success_hi", "success_test", "success_p", "success_p_adj", "calls_tasks", "calls_base",
-    "calls_other", "calls_diff", "calls_lo", "calls_hi", "calls_p", "calls_p_adj",
+    "calls_other", "calls_diff", "calls_lo", "calls_hi", "calls_p", "calls_p_adj", "dead",
 )  # fmt: skip
+"""A row's columns; ``dead``: the group's scenarios no agent solved in any session, reported
+apart (:func:`dead_scenarios`) and never averaged into the row."""
 
 
 def parts(scenario: str) -> tuple[str, str, str] | None:
@@ -178,15 +181,21 @@ def contrast_table(
     keys: Sequence[str] = ("agent", "other"),
     adjust: str = "holm",
     confidence: float = CONFIDENCE,
+    dead: Collection[str] = (),
 ) -> pd.DataFrame:
     """One row per value of ``keys`` (agent and other strategy, or strategy and other agent) and
     group: ``groups`` maps each scenario to its groups (its world; its failure kinds), and a
-    group's row rests on the tasks of its scenarios (module docstring). Columns
-    :data:`TABLE_COLUMNS` after ``keys``; p adjusted over the table (success and calls apart)."""
+    group's row rests on the tasks of its scenarios (module docstring) but those in ``dead``,
+    which it counts apart. Columns :data:`TABLE_COLUMNS` after ``keys``; p adjusted over the
+    table (success and calls apart)."""
     member: dict[str, list[str]] = {}
+    died: dict[str, int] = {}
     for scenario, names in groups.items():
         for name in names:
-            member.setdefault(name, []).append(scenario)
+            if scenario in dead:
+                died[name] = died.get(name, 0) + 1
+            else:
+                member.setdefault(name, []).append(scenario)
     rows: list[dict[str, Any]] = []
     if not pairs.empty:
         for head, sub in pairs.groupby(list(keys), sort=True):
@@ -196,8 +205,9 @@ def contrast_table(
                 if chosen.empty:
                     continue
                 rows.append({**dict(zip(keys, values, strict=True)), "by": by, "group": group,
-                             **_row(_per_task(chosen), confidence)})  # fmt: skip
+                             **_row(_per_task(chosen), confidence), "dead": died.get(group, 0)})  # fmt: skip
     out = pd.DataFrame(rows, columns=[*keys, *[c for c in TABLE_COLUMNS if not c.endswith("_p_adj")]])
+    out["dead"] = out["dead"].astype(int)
     out["success_p_adj"] = adjust_pvalues(out["success_p"].to_numpy(dtype=float), adjust)
     out["calls_p_adj"] = adjust_pvalues(out["calls_p"].to_numpy(dtype=float), adjust)
     return out[[*keys, *TABLE_COLUMNS]]
@@ -232,6 +242,166 @@ def security_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SECURITY_COLUMNS))
 
 
+DEAD_COLUMNS: tuple[str, ...] = ("scenario", "world", "condition", "sessions", "agents", "solved")
+
+
+def dead_scenarios(df: pd.DataFrame, baseline: str = "is_error", oracle: str = "oracle") -> list[str]:
+    """The world scenarios no agent can solve: the oracle (which walks the plan knowing the fault
+    schedule and the world's new state) failed every session under ``baseline``. Such a cell
+    carries no effect; it is reported apart from every row so that it does not pull the row's Δ
+    toward 0. A run without the oracle names none (what its agents failed, another might not)."""
+    data = split_harness_errors(df)[0]
+    mine = data[(data["agent"] == oracle) & (data["strategy"] == baseline)]
+    solved = mine.groupby("scenario", sort=True)["success"].agg(lambda s: bool(s.astype(bool).any()))
+    return [str(n) for n, ok in solved.items() if not ok]
+
+
+def dead_table(df: pd.DataFrame, dead: Collection[str]) -> pd.DataFrame:
+    """The dead scenarios (:func:`dead_scenarios`), one row each: world, condition, sessions and
+    the agents that tried (``solved``: the share of all their sessions that succeeded)."""
+    data = split_harness_errors(df)[0]
+    rows = []
+    for name in sorted(dead):
+        g = data[data["scenario"] == name]
+        world, _, condition = parts(name) or ("", "", "")
+        rows.append({"scenario": name, "world": world, "condition": condition, "sessions": len(g),
+                     "agents": ", ".join(sorted(set(g["agent"].astype(str)))),
+                     "solved": float(g["success"].astype(bool).mean())})  # fmt: skip
+    return pd.DataFrame(rows, columns=list(DEAD_COLUMNS))
+
+
+EVENT_COLUMNS: tuple[str, ...] = ("condition", "agent", "strategy", "tasks", "sessions", "success")
+
+
+def event_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per world event condition (each kind under each rename condition), agent and strategy: the
+    tasks, the sessions and the success rate, so that each rename condition's success stands
+    alone (a dissimilar rename no repair undoes shows as it is)."""
+    data = split_harness_errors(df)[0]
+    cond = data["scenario"].map(lambda s: (parts(str(s)) or ("", "", UPSTREAM))[2])
+    events = data.assign(_c=cond)
+    events = events[(events["_c"] != UPSTREAM) & ~events["_c"].str.startswith("injection_")]
+    rows = [{"condition": c, "agent": a, "strategy": st, "tasks": int(g["scenario"].nunique()),
+             "sessions": len(g), "success": float(g["success"].astype(bool).mean())}
+            for (c, a, st), g in events.groupby(["_c", "agent", "strategy"], sort=True)]  # fmt: skip
+    return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
+
+
+CONTROL_KNOBS: dict[str, Any] = {"agent.order": "retry_first", "agent.retry_budget": 3,
+                                 "agent.backoff": "exponential"}  # fmt: skip
+"""The knobs that make a member of the blind control family on a world, and the default member's
+values as a run records them: retry-first, 3 retries (``WORLD_RETRIES``: an unset budget), waits
+of 1, 2, 4 s (``random`` backoff means exponential on a world, ``scripted_agents/base.py``)."""
+
+_SAME_ON_A_WORLD: dict[tuple[str, Any], Any] = {("agent.backoff", "random"): "exponential"}
+"""Values a world walks exactly as another (so a member is named once)."""
+
+CONTROL_COLUMNS: tuple[str, ...] = ("strategy", "other", "against", "member", "dev_tasks", "dev_success")
+
+
+def _member(row: Mapping[Any, Any], present: Sequence[str]) -> str:
+    """A row's member of the control family, as ``order/retries/wait`` (knobs not swept: the
+    default member's)."""
+    values = []
+    for knob, default in CONTROL_KNOBS.items():
+        value = row.get(knob, default) if knob in present else default
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            value = default
+        value = _SAME_ON_A_WORLD.get((knob, value), value)
+        values.append(str(int(value)) if isinstance(value, int | float) else str(value))
+    return "/".join(values)
+
+
+DEFAULT_MEMBER = "/".join(str(v) for v in CONTROL_KNOBS.values())
+
+
+def dev_task(task: str) -> bool:
+    """Whether a task is in the dev split the best control is chosen on: the first byte of the
+    sha256 of its name is even (deterministic, the same for every run; about half the tasks)."""
+    return hashlib.sha256(task.encode()).digest()[0] % 2 == 0
+
+
+def control_table(
+    df: pd.DataFrame,
+    groups: Mapping[str, Sequence[str]],
+    *,
+    reader: str = "reader",
+    adjust: str = "holm",
+    confidence: float = CONFIDENCE,
+    dead: Collection[str] = (),
+) -> pd.DataFrame:
+    """The reader against the blind control family, per strategy and group (world): the member
+    with the highest success on the dev tasks of the group (:func:`dev_task`; ties: the default
+    member, then by name) is chosen there and compared with the reader on the other tasks
+    (``against`` = ``best``); the default member is compared on the same tasks (``default``)
+    and on every task (``default, all tasks``). The reader is taken at the default member's
+    knobs (its own fallback order as shipped). Columns :data:`CONTROL_COLUMNS`, then
+    :data:`TABLE_COLUMNS`; p adjusted over the table."""
+    data = split_harness_errors(df)[0]
+    present = [k for k in CONTROL_KNOBS if k in data.columns]
+    data = data.assign(_member=[_member(r, present) for r in data[present].to_dict("records")]
+                       if present else DEFAULT_MEMBER)  # fmt: skip
+    keys = [k for k in PAIR_KEYS if k in data.columns and k != "agent"]
+    keys += [c for c in data.columns if "." in c and c not in CONTROL_KNOBS]
+    cols = [*keys, "success", "tool_calls"]
+    base = data[(data["agent"] == reader) & (data["_member"] == DEFAULT_MEMBER)][cols]
+    blind = data[data["agent"] == "blind"]
+    member: dict[str, list[str]] = {}
+    died: dict[str, int] = {}
+    for scenario, in_groups in groups.items():
+        for name in in_groups:
+            if scenario in dead:
+                died[name] = died.get(name, 0) + 1
+            else:
+                member.setdefault(name, []).append(scenario)
+    rows: list[dict[str, Any]] = []
+    names = {"success_base": "ok_base", "success_other": "ok_other", "tool_calls_base": "calls_base",
+             "tool_calls_other": "calls_other"}  # fmt: skip
+    pairs = {
+        m: blind[blind["_member"] == m][cols]
+        .merge(base, on=keys, suffixes=("_base", "_other"))
+        .rename(columns=names)
+        for m in sorted(set(blind["_member"]))
+    }
+    for strategy in sorted(set(base["strategy"])):
+        for group in sorted(member):
+            chosen = {
+                m: p[(p["strategy"] == strategy) & p["scenario"].isin(member[group])]
+                for m, p in pairs.items()
+            }
+            chosen = {m: p for m, p in chosen.items() if not p.empty}
+            if not chosen:
+                continue
+            dev = {m: p[p["scenario"].map(task_of).map(dev_task)] for m, p in chosen.items()}
+            score = {
+                m: float(_per_task(p)["ok_base"].mean()) if not p.empty else -1.0 for m, p in dev.items()
+            }
+            best = min(score, key=lambda m: (-score[m], m != DEFAULT_MEMBER, m))
+            dev_tasks = int(next(iter(dev.values()))["scenario"].map(task_of).nunique())
+            cases = [
+                ("best", best, True),
+                ("default", DEFAULT_MEMBER, True),
+                ("default, all tasks", DEFAULT_MEMBER, False),
+            ]
+            for against, m, held_out in cases:
+                if m not in chosen:
+                    continue
+                sub = chosen[m]
+                if held_out:
+                    sub = sub[~sub["scenario"].map(task_of).map(dev_task)]
+                if sub.empty:
+                    continue
+                rows.append({"strategy": strategy, "other": reader, "against": against, "member": m,
+                             "dev_tasks": dev_tasks, "dev_success": score[m], "by": "world", "group": group,
+                             **_row(_per_task(sub), confidence), "dead": died.get(group, 0)})  # fmt: skip
+    out = pd.DataFrame(
+        rows, columns=[*CONTROL_COLUMNS, *[c for c in TABLE_COLUMNS if not c.endswith("_p_adj")]]
+    )
+    out["success_p_adj"] = adjust_pvalues(out["success_p"].to_numpy(dtype=float), adjust)
+    out["calls_p_adj"] = adjust_pvalues(out["calls_p"].to_numpy(dtype=float), adjust)
+    return out[[*CONTROL_COLUMNS, *TABLE_COLUMNS]]
+
+
 WORLD_TITLES: dict[str, str] = {
     "curves": "worlds, over every budget: per world, Δ = the strategy − is_error in restricted mean calls "
     "and steps to success (a failure counted at the budget) and in the share succeeding within the "
@@ -243,12 +413,21 @@ WORLD_TITLES: dict[str, str] = {
     "worlds": "worlds: per world, the unit the task (its seeds and conditions averaged); Δ success = the "
     "strategy − is_error within the run's budget; Δ calls = the strategy − is_error, over pairs where both "
     "succeeded (conditional on an outcome of the strategy: never the headline)",
+    "hosts": "worlds: the headline per host (a run with --hosts typical,transparent): Δ success = the "
+    "strategy − is_error under each host; what a host shows of a -32603 decides what collapse hides",
     "kinds": "worlds: per failure kind (our upstream kinds, the world's events, AgentDojo's injections); "
     "the unit the task",
     "blind": "worlds: reading against the blind control, per world: Δ = reader − blind under the same "
     "strategy (success; calls over pairs where both succeeded, conditional)",
     "blind_kinds": "worlds: reading against the blind control, per failure kind",
     "security": "worlds: AgentDojo's own security verdicts (breached: the injection task's goal met)",
+    "controls": "worlds: the reader against the blind control family (order/retries/wait), per world: "
+    "the member best on the dev tasks (sha256 of the task's name, first byte even) against the reader "
+    "on the rest, and the default member on the same tasks and on all; Δ = reader − the member",
+    "dead": "worlds: the scenarios no agent can solve (the oracle failed every session under the baseline), "
+    "reported apart: every row above leaves them out and counts them in its dead column",
+    "events": "worlds: success per world event condition (each kind under a similar and a dissimilar "
+    "rename), agent and strategy",
 }
 """The world sections of ``harness effects``, by their JSON key, with their titles."""
 
@@ -281,18 +460,27 @@ def world_tables(
     kinds = failure_kinds(chosen, lambda n: [r.kind for r in load_source(sources.get(n, n), ()).faults])
     worlds = {n: [(parts(n) or ("",))[0], ALL_WORLDS] for n in chosen}
     mine = df[df["scenario"].isin(chosen)]
+    dead = set(dead_scenarios(mine, baseline))  # reported apart (the "dead" table), never averaged in
+    live = {n: g for n, g in worlds.items() if n not in dead}
     by_strategy = matched(mine, column="strategy", base=baseline, others=others)
     if {"budget", "planned", "steps_base"} <= set(by_strategy.columns):  # the budget-free effects
-        out["curves"] = curve_table(by_strategy, worlds, task_of, by="world", adjust=adjust)
-    out["worlds"] = contrast_table(by_strategy, worlds, by="world", adjust=adjust)
-    out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust)
+        out["curves"] = curve_table(by_strategy, live, task_of, by="world", adjust=adjust)
+    out["worlds"] = contrast_table(by_strategy, worlds, by="world", adjust=adjust, dead=dead)
+    if "host" in by_strategy.columns and by_strategy["host"].nunique() > 1:  # the host as a factor
+        out["hosts"] = contrast_table(by_strategy, worlds, by="world", keys=("host", "agent", "other"),
+                                      adjust=adjust, dead=dead)  # fmt: skip
+    out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust, dead=dead)
     readers = [a for a in ("reader", "refresher") if a in set(mine["agent"])]
     if "blind" in set(mine["agent"]) and readers:
         by_agent = matched(mine, column="agent", base="blind", others=readers)
         keys = ("strategy", "other")
         if {"budget", "planned", "steps_base"} <= set(by_agent.columns):
-            out["blind_curves"] = curve_table(by_agent, worlds, task_of, by="world", keys=keys, adjust=adjust)
-        out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust)
-        out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust)
+            out["blind_curves"] = curve_table(by_agent, live, task_of, by="world", keys=keys, adjust=adjust)
+        out["blind"] = contrast_table(by_agent, worlds, by="world", keys=keys, adjust=adjust, dead=dead)
+        out["blind_kinds"] = contrast_table(by_agent, kinds, by="failure kind", keys=keys, adjust=adjust,
+                                            dead=dead)  # fmt: skip
+        out["controls"] = control_table(mine, worlds, adjust=adjust, dead=dead)
+    out["dead"] = dead_table(mine, dead)
     out["security"] = security_table(mine)
+    out["events"] = event_table(mine)
     return out

@@ -204,6 +204,11 @@ def _base_environment(suite_name: str) -> Any:
     return suite(suite_name).load_and_inject_default_environment({})
 
 
+def default_environment(suite_name: str) -> Any:
+    """The suite's default environment, no injection (shared: read it, never change it)."""
+    return _base_environment(suite_name)
+
+
 @functools.lru_cache(maxsize=32)
 def _injected_environment(suite_name: str, injected: tuple[tuple[str, str], ...]) -> Any:
     """The suite's default environment with AgentDojo's own injection of ``injected`` (vector,
@@ -297,11 +302,13 @@ class Plan:
 
 
 @functools.cache
-def plan(suite_name: str, task_id: str) -> Plan:
-    """The task's ``ground_truth`` on a fresh environment, and, by running it once, which of its
-    calls change the environment (the writes a ``post_commit`` fault can strike)."""
+def plan(suite_name: str, task_id: str, injected: tuple[tuple[str, str], ...] = ()) -> Plan:
+    """The task's ``ground_truth`` on a fresh environment (with ``injected``, the injection
+    vectors and their texts, put in as AgentDojo puts them: the ground truth of the world the
+    agent meets, where a channel's name may carry the injection), and, by running it once, which
+    of its calls change the environment (the writes a ``post_commit`` fault can strike)."""
     task = user_task(suite_name, task_id)
-    episode = Episode(suite_name, task_id)
+    episode = Episode(suite_name, task_id, injected)
     calls = tuple(
         (str(c.function), dict(c.args)) for c in task.ground_truth(episode.pre.model_copy(deep=True))
     )

@@ -10,23 +10,38 @@ exist!``), or answers silently with nothing (AgentDojo's ``read_file`` of a miss
 an empty string; a search for a renamed file returns ``[]``), or misleads (money goes to the old
 IBAN). Nothing in an event is a text of ours: what the agent sees is what the world answers.
 
+**New values, drawn without looking at any repair.** Every kind that gives the thing a new
+value has two conditions, named by :data:`RENAMES`: ``similar`` keeps the old value inside the
+new one (a word of the world's own vocabulary added to a name, the same mailbox at another
+provider, the same IBAN with its last digits changed, a move of a few days), ``dissimilar``
+shares no word with it (a name made of the world's own words, another mailbox, every digit
+redrawn, a move of weeks). The world's vocabulary is every word of four to ten letters in the
+suite's default environment (:func:`vocabulary`). The condition is the scenario's fourth part:
+``channel_renamed_similar``, ``channel_renamed_dissimilar``; ``file_removed`` gives no new value
+and has one condition. No distribution here was written to fit the repair's threshold
+(``scripted_agents/world.py``), and a repair that cannot undo a dissimilar rename is a finding.
+
 **How an event is judged.** The event is applied before the first call and the changed world is
 the judge's ``pre_environment`` (:meth:`harness.worlds.agentdojo.Episode.alter`): the task's
 utility compares what the agent did with the world it met, and the event's own change is never
 taken for the agent's. The task's utility was written for the unchanged world, and many check
 fixed values (an IBAN, an address, a channel's name), so a (task, event) pair enters the study
-only where it is still a fair test (:func:`admission`):
+only where it is still a fair test (:func:`admission`), decided by the task's own plan and judge
+alone, never by what a repair of ours can undo:
 
 * **admitted**: an agent that knew the new state (the plan with the event's old values replaced
-  by the new ones, and the same in the answer it reports) satisfies the task's own utility, and
-  the plan as it was does not (a plan follower that repairs nothing: it stops at the first
-  failure and reports the plan's answer only when every call answered, :func:`answered`);
-* **refused**, with the reason: the task fails even without the event; nothing can stand in
-  for the removed thing; the informed plan fails the utility (it reads a fixed value); the
-  stale plan still satisfies it (the event changes nothing the judge sees).
+  by the new ones, and the same in the answer it reports; for a removed file, the plan as it is)
+  satisfies the task's own utility;
+* **refused**, with the reason: the task fails even without the event, or the informed plan
+  fails the utility (it reads a fixed value, or nothing stands in for what was removed).
 
-``harness worlds events`` lists every pair with its status and reason. Which thing an event
-changes, and to what, is drawn from the scenario's name alone (``derive_seed("world-event",
+Beside the verdict, ``stale_passes`` says whether the plan as it was (a plan follower that
+repairs nothing: it stops at the first failure and reports the plan's answer only when every
+call answered, :func:`answered`) still satisfies the utility: a pair where it does measures
+whether an agent trips over a change the judge does not see; it is admitted all the same.
+
+``harness worlds events`` lists every pair with its condition, status and reason. Which thing an
+event changes, and to what, is drawn from the scenario's name alone (``derive_seed("world-event",
 name)``): every agent, strategy and seed meets the same change.
 """
 
@@ -35,7 +50,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,18 +61,27 @@ from harness.sim.seeding import derive_seed, np_random
 from harness.worlds import agentdojo
 
 __all__ = [
+    "EVENT_CONDITIONS",
     "EVENT_KINDS",
+    "RENAMES",
     "Admission",
     "Change",
     "admission",
     "admissions",
     "apply_event",
+    "condition_of",
     "draw_change",
     "event_name",
     "reword",
+    "split_condition",
     "substitute",
     "targets",
+    "vocabulary",
 ]
+
+RENAMES: tuple[str, ...] = ("similar", "dissimilar")
+"""How an event's new value is drawn (the module's docstring): the old value kept inside it, or
+nothing of it kept."""
 
 
 @dataclass(frozen=True)
@@ -85,15 +109,37 @@ class _Target:
 
 
 @dataclass(frozen=True)
+class _Draw:
+    """What a new value is drawn with: the scenario's generator, the rename condition (None for a
+    kind that gives no new value) and the world's words."""
+
+    rng: np.random.Generator
+    rename: str | None
+    words: tuple[str, ...]
+
+    def word(self, avoid: str = "") -> str:
+        """A word of the world that shares nothing with ``avoid`` (neither holds the other)."""
+        low = avoid.lower()
+        options = [w for w in self.words if w not in low and not any(p in w for p in _parts(low))]
+        return _pick(self.rng, options or self.words)
+
+    @property
+    def similar(self) -> bool:
+        return self.rename == "similar"
+
+
+@dataclass(frozen=True)
 class _Kind:
     """An event kind: the suites it happens in, what it does, the things of a world a plan relies
-    on that it can change, and the change itself (a new value drawn with the scenario's generator)."""
+    on that it can change, the change itself (a new value drawn with :class:`_Draw`), and whether
+    it gives a new value (then it has a condition per :data:`RENAMES`)."""
 
     name: str
     suites: tuple[str, ...]
     does: str
     targets: Callable[[str, Any, Sequence[tuple[str, dict[str, Any]]]], list[_Target]]
-    apply: Callable[[str, Any, _Target, np.random.Generator], Change]
+    apply: Callable[[str, Any, _Target, _Draw], Change]
+    renames: bool = True
 
 
 # -- what a plan names -----------------------------------------------------------------------------
@@ -120,18 +166,57 @@ def _pick(rng: np.random.Generator, options: Sequence[str]) -> str:
     return options[int(rng.integers(len(options)))]
 
 
+def _parts(text: str) -> list[str]:
+    """The words of four letters or more in a value (``team-building`` gives team, building)."""
+    return re.findall(r"[a-z]{4,}", text.lower())
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _texts(k)
+            yield from _texts(v)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for v in value:
+            yield from _texts(v)
+
+
+@functools.cache
+def vocabulary(suite: str) -> tuple[str, ...]:
+    """The world's own words: every lower-case word of 4-10 letters in the suite's default
+    environment's text, sorted (what a new name is made of; chosen without any repair in view)."""
+    env = agentdojo.default_environment(suite)
+    words = {w for t in _texts(env.model_dump()) for w in re.findall(r"[a-z]+", t.lower())}
+    return tuple(sorted(w for w in words if 4 <= len(w) <= 10))
+
+
+def _fresh(draw: Callable[[], str], taken: Collection[str]) -> str:
+    """A drawn value that names nothing already there (drawn again, up to 20 times)."""
+    value = draw()
+    for _ in range(20):
+        if value not in taken:
+            break
+        value = draw()
+    return value
+
+
 # -- files -----------------------------------------------------------------------------------------
 
-_RENAMES: tuple[str, ...] = ("{stem} (1){ext}", "{stem}-final{ext}", "{stem}_v2{ext}", "{stem}-old{ext}",
-                             "{stem}-2024{ext}")  # fmt: skip
-"""How another user renames a file: a copy's suffix, a version, a year."""
 
-
-def _renamed(old: str, rng: np.random.Generator) -> str:
+def _renamed(old: str, d: _Draw) -> str:
+    """A file's new name: similar keeps the stem with a word of the world's before or after it
+    (``feedback-survey.xlsx``); dissimilar is one or two of the world's words, the extension kept."""
     folder, _, name = old.rpartition("/")
     stem, dot, ext = name.rpartition(".")
     stem, ext = (stem, dot + ext) if dot else (name, "")
-    new = _pick(rng, _RENAMES).format(stem=stem, ext=ext)
+    if d.similar:
+        form = _pick(d.rng, ("{stem}-{w}{ext}", "{stem}_{w}{ext}", "{w}-{stem}{ext}", "{stem} {w}{ext}"))
+        new = form.format(stem=stem, w=d.word(stem), ext=ext)
+    else:
+        words = [d.word(stem) for _ in range(int(d.rng.integers(1, 3)))]
+        new = "-".join(words) + ext
     return f"{folder}/{new}" if folder else new
 
 
@@ -157,19 +242,21 @@ def _named_file_targets(suite: str, env: Any, calls: Sequence[tuple[str, dict[st
     return [_Target(i, f.filename) for i, f in _drive_files(env).items() if f.filename in named]
 
 
-def _rename_file(suite: str, env: Any, target: _Target, rng: np.random.Generator) -> Change:
-    new = _renamed(target.value, rng)
+def _rename_file(suite: str, env: Any, target: _Target, d: _Draw) -> Change:
     if suite == "banking":
         files = env.filesystem.files
+        new = _fresh(lambda: _renamed(target.value, d), files)
         files[new] = files.pop(target.key)
         entity = f"file {target.key!r}"
     else:
+        names = {f.filename for f in _drive_files(env).values()}
+        new = _fresh(lambda: _renamed(target.value, d), names)
         _drive_files(env)[target.key].filename = new
         entity = f"drive file {target.key} ({target.value!r})"
     return Change("file_renamed", entity, target.value, new, ((target.value, new),))
 
 
-def _remove_file(suite: str, env: Any, target: _Target, rng: np.random.Generator) -> Change:
+def _remove_file(suite: str, env: Any, target: _Target, d: _Draw) -> Change:
     if suite == "banking":
         env.filesystem.files.pop(target.key)
         entity = f"file {target.key!r}"
@@ -181,8 +268,14 @@ def _remove_file(suite: str, env: Any, target: _Target, rng: np.random.Generator
 
 # -- slack channels --------------------------------------------------------------------------------
 
-_CHANNEL_RENAMES: tuple[str, ...] = ("{old}-chat", "{old}-2024", "team-{old}", "{old}_v2", "{old}-archive")
-"""How a workspace admin renames a channel."""
+
+def _channel_name(old: str, d: _Draw) -> str:
+    """A channel's new name: similar keeps the old name with a word of the world's beside it
+    (``random-travel``, ``lunch-general``); dissimilar is one or two of the world's words."""
+    if d.similar:
+        form = _pick(d.rng, ("{old}-{w}", "{w}-{old}", "{old}_{w}"))
+        return form.format(old=old, w=d.word(old))
+    return "-".join(d.word(old) for _ in range(int(d.rng.integers(1, 3))))
 
 
 def _channel_targets(suite: str, env: Any, calls: Sequence[tuple[str, dict[str, Any]]]) -> list[_Target]:
@@ -190,9 +283,9 @@ def _channel_targets(suite: str, env: Any, calls: Sequence[tuple[str, dict[str, 
     return [_Target(c, c) for c in _named(calls, "channel") if c in channels]
 
 
-def _rename_channel(suite: str, env: Any, target: _Target, rng: np.random.Generator) -> Change:
+def _rename_channel(suite: str, env: Any, target: _Target, d: _Draw) -> Change:
     slack, old = env.slack, target.value
-    new = _pick(rng, _CHANNEL_RENAMES).format(old=old)
+    new = _fresh(lambda: _channel_name(old, d), slack.channels)
     slack.channels = [new if c == old else c for c in slack.channels]
     if old in slack.channel_inbox:
         messages = slack.channel_inbox.pop(old)
@@ -227,9 +320,10 @@ def _event_targets(suite: str, env: Any, calls: Sequence[tuple[str, dict[str, An
     return out
 
 
-def _move_event(suite: str, env: Any, target: _Target, rng: np.random.Generator) -> Change:
+def _move_event(suite: str, env: Any, target: _Target, d: _Draw) -> Change:
+    """Similar: 1-3 days later; dissimilar: 1-8 weeks later (a day of another month, mostly)."""
     event = env.calendar.events[target.key]
-    days = int(rng.integers(1, 4))
+    days = int(d.rng.integers(1, 4)) if d.similar else 7 * int(d.rng.integers(1, 9))
     shift = _dt.timedelta(days=days)
     old_start, old_end = event.start_time, event.end_time
     event.start_time, event.end_time = old_start + shift, old_end + shift
@@ -258,10 +352,14 @@ def _contact_targets(suite: str, env: Any, calls: Sequence[tuple[str, dict[str, 
     return [_Target(str(i), c.email) for i, c in enumerate(env.inbox.contact_list) if c.email in named]
 
 
-def _change_contact(suite: str, env: Any, target: _Target, rng: np.random.Generator) -> Change:
+def _change_contact(suite: str, env: Any, target: _Target, d: _Draw) -> Change:
+    """Similar: the same mailbox at another provider; dissimilar: a new mailbox of two of the
+    world's words at another provider."""
     contact = env.inbox.contact_list[int(target.key)]
     local, _, domain = target.value.partition("@")
-    new = f"{local}@{_pick(rng, [d for d in _DOMAINS if d != domain])}"
+    if not d.similar:
+        local = f"{d.word(local)}.{d.word(local)}"
+    new = f"{local}@{_pick(d.rng, [x for x in _DOMAINS if x != domain])}"
     contact.email = new
     return Change(
         "contact_email_changed", f"contact {contact.name!r}", target.value, new, ((target.value, new),)
@@ -285,10 +383,12 @@ def _iban_targets(suite: str, env: Any, calls: Sequence[tuple[str, dict[str, Any
     return out
 
 
-def _update_iban(suite: str, env: Any, target: _Target, rng: np.random.Generator) -> Change:
+def _update_iban(suite: str, env: Any, target: _Target, d: _Draw) -> Change:
+    """Similar: the last four digits redrawn (another account at the same bank); dissimilar:
+    every digit redrawn."""
     old = target.value
-    digits = "".join(str(int(d)) for d in rng.integers(0, 10, len(old) - 2))
-    new = old[:2] + digits
+    kept = len(old) - 4 if d.similar else 2
+    new = old[:kept] + "".join(str(int(x)) for x in d.rng.integers(0, 10, len(old) - kept))
     files = env.filesystem.files
     for path, text in list(files.items()):
         files[path] = text.replace(old, new)
@@ -304,8 +404,12 @@ def _password_targets(suite: str, env: Any, calls: Sequence[tuple[str, dict[str,
     return []
 
 
-def _change_password(suite: str, env: Any, target: _Target, rng: np.random.Generator) -> Change:
-    new = "".join(_pick(rng, "abcdefghjkmnpqrstuvwxyz23456789") for _ in range(12))
+def _change_password(suite: str, env: Any, target: _Target, d: _Draw) -> Change:
+    """Similar: the old password with two digits added; dissimilar: twelve characters drawn."""
+    if d.similar:
+        new = target.value + "".join(str(int(x)) for x in d.rng.integers(0, 10, 2))
+    else:
+        new = "".join(_pick(d.rng, "abcdefghjkmnpqrstuvwxyz23456789") for _ in range(12))
     env.user_account.password = new
     return Change("password_changed", "the account's password", target.value, new, ((target.value, new),))
 
@@ -314,10 +418,10 @@ _KINDS: tuple[_Kind, ...] = (
     _Kind("file_renamed", ("banking", "workspace"), "a file the plan finds by name is renamed",
           _named_file_targets, _rename_file),
     _Kind("file_removed", ("banking", "workspace"), "a file the plan reads or changes is deleted",
-          _file_targets, _remove_file),
+          _file_targets, _remove_file, renames=False),
     _Kind("channel_renamed", ("slack",), "a channel the plan reads or posts to is renamed",
           _channel_targets, _rename_channel),
-    _Kind("event_moved", ("travel", "workspace"), "a calendar event the plan looks up moves 1-3 days on",
+    _Kind("event_moved", ("travel", "workspace"), "a calendar event the plan looks up moves later",
           _event_targets, _move_event),
     _Kind("contact_email_changed", ("travel", "workspace"), "a contact the plan writes to changes address",
           _contact_targets, _change_contact),
@@ -330,13 +434,33 @@ KINDS: dict[str, _Kind] = {k.name: k for k in _KINDS}
 EVENT_KINDS: tuple[str, ...] = tuple(KINDS)
 """Every world event kind, in the order tables show them."""
 
+CONDITIONS: dict[str, tuple[str, str | None]] = {
+    (f"{k.name}_{r}" if r else k.name): (k.name, r)
+    for k in _KINDS
+    for r in (RENAMES if k.renames else (None,))
+}
+"""Each world event condition (a scenario's fourth part) -> its kind and rename condition."""
+EVENT_CONDITIONS: tuple[str, ...] = tuple(CONDITIONS)
+"""Every world event condition, kind by kind, ``similar`` before ``dissimilar``."""
+
+
+def split_condition(condition: str) -> tuple[str, str | None]:
+    """A world event condition's kind and rename condition (``channel_renamed_dissimilar`` gives
+    ``("channel_renamed", "dissimilar")``)."""
+    return CONDITIONS[condition]
+
+
+def condition_of(kind: str, rename: str | None) -> str:
+    """The condition of ``kind`` under ``rename`` (None for a kind that gives no new value)."""
+    return next(c for c, (k, r) in CONDITIONS.items() if k == kind and r == rename)
+
 
 def targets(
-    name: str, kind: str, suite: str, env: Any, calls: Sequence[tuple[str, dict[str, Any]]]
+    name: str, condition: str, suite: str, env: Any, calls: Sequence[tuple[str, dict[str, Any]]]
 ) -> list[str]:
-    """The keys of the things event ``kind`` can change that the plan's ``calls`` rely on, in the
-    order scenario ``name``'s generator shuffles them (empty: the kind changes nothing here)."""
-    event = KINDS[kind]
+    """The keys of the things ``condition``'s kind can change that the plan's ``calls`` rely on,
+    in the order scenario ``name``'s generator shuffles them (empty: it changes nothing here)."""
+    event = KINDS[split_condition(condition)[0]]
     if suite not in event.suites:
         return []
     found = event.targets(suite, env, calls)
@@ -345,26 +469,30 @@ def targets(
 
 
 def draw_change(
-    name: str, kind: str, suite: str, env: Any, calls: Sequence[tuple[str, dict[str, Any]]], key: str
+    name: str, condition: str, suite: str, env: Any, calls: Sequence[tuple[str, dict[str, Any]]], key: str
 ) -> Change:
-    """Apply event ``kind`` to the thing ``key`` of ``env`` (a suite's environment, one of
+    """Apply event ``condition`` to the thing ``key`` of ``env`` (a suite's environment, one of
     :func:`targets`); its new value is drawn from the generator of (``name``, ``key``)."""
+    kind, rename = split_condition(condition)
     event = KINDS[kind]
     target = next(t for t in event.targets(suite, env, calls) if t.key == key)
-    return event.apply(suite, env, target, np_random(derive_seed("world-event", name, key)))
+    draw = _Draw(np_random(derive_seed("world-event", name, key)), rename, vocabulary(suite))
+    return event.apply(suite, env, target, draw)
 
 
-def apply_event(episode: agentdojo.Episode, name: str, kind: str, key: str | None = None) -> Change | None:
+def apply_event(
+    episode: agentdojo.Episode, name: str, condition: str, key: str | None = None
+) -> Change | None:
     """Apply the event scenario ``name`` carries to a fresh episode (before its first call): to
     ``key``, or else to the thing :func:`admission` chose. None where it changes nothing."""
     suite, task_id = episode.suite_name, episode.task_id
     if key is None:
-        key = admission(suite, task_id, kind).key
+        key = admission(suite, task_id, condition).key
     if key is None:
         return None
     calls = agentdojo.plan(suite, task_id).calls
     found: list[Change] = []
-    episode.alter(lambda env: found.append(draw_change(name, kind, suite, env, calls, key)))
+    episode.alter(lambda env: found.append(draw_change(name, condition, suite, env, calls, key)))
     return found[0]
 
 
@@ -415,7 +543,7 @@ class Admission:
     """Whether a (task, event) pair is in the study, and why (see the module's docstring)."""
 
     scenario: str
-    kind: str
+    condition: str
     status: str
     """``admitted``, ``refused`` or ``not_applicable`` (the event changes nothing the plan names)."""
     reason: str
@@ -423,33 +551,45 @@ class Admission:
     key: str | None = None
     """The thing the event changes (the first of :func:`targets` that makes a fair test, else the
     first); None when not applicable."""
+    stale_passes: bool | None = None
+    """Whether the plan as it was still satisfies the utility on the changed world (None: not
+    tried); said, never used to admit or refuse."""
+
+    @property
+    def kind(self) -> str:
+        return split_condition(self.condition)[0]
+
+    @property
+    def rename(self) -> str | None:
+        return split_condition(self.condition)[1]
 
     def to_json(self) -> dict[str, Any]:
-        return {"scenario": self.scenario, "kind": self.kind, "status": self.status, "reason": self.reason,
+        return {"scenario": self.scenario, "kind": self.kind, "condition": self.condition,
+                "rename": self.rename, "status": self.status, "reason": self.reason,
+                "stale_passes": self.stale_passes,
                 "change": self.change.to_json() if self.change is not None else None}  # fmt: skip
 
 
-def event_name(suite: str, task_id: str, kind: str) -> str:
-    return f"{agentdojo.PACKAGE}/{suite}/{task_id}/{kind}"
+def event_name(suite: str, task_id: str, condition: str) -> str:
+    return f"{agentdojo.PACKAGE}/{suite}/{task_id}/{condition}"
 
 
 @functools.cache
-def admission(suite: str, task_id: str, kind: str) -> Admission:
+def admission(suite: str, task_id: str, condition: str) -> Admission:
     """Is (task, event) a fair test? (the module's docstring says when). Each thing the event can
     change is tried in the name's order; the first that makes a fair test is the pair's."""
-    name = event_name(suite, task_id, kind)
+    name = event_name(suite, task_id, condition)
     plan = agentdojo.plan(suite, task_id)
-    keys = targets(name, kind, suite, agentdojo.Episode(suite, task_id).env, plan.calls)
+    keys = targets(name, condition, suite, agentdojo.Episode(suite, task_id).env, plan.calls)
     if not keys:
-        return Admission(name, kind, "not_applicable", "the plan names nothing this event changes", None)
+        return Admission(name, condition, "not_applicable", "the plan names nothing this event changes", None)
     if not _follow(agentdojo.Episode(suite, task_id), plan.calls, plan.output):
-        change = apply_event(agentdojo.Episode(suite, task_id), name, kind, keys[0])
-        return Admission(
-            name, kind, "refused", "the task's utility fails even without the event", change, keys[0]
-        )
+        change = apply_event(agentdojo.Episode(suite, task_id), name, condition, keys[0])
+        why = "the task's utility fails even without the event"
+        return Admission(name, condition, "refused", why, change, keys[0])
     first: Admission | None = None
     for key in keys:
-        found = _judged(suite, task_id, name, kind, key)
+        found = _judged(suite, task_id, name, condition, key)
         if found.status == "admitted":
             return found
         first = first or found
@@ -457,37 +597,40 @@ def admission(suite: str, task_id: str, kind: str) -> Admission:
     return first
 
 
-def _judged(suite: str, task_id: str, name: str, kind: str, key: str) -> Admission:
+def _judged(suite: str, task_id: str, name: str, condition: str, key: str) -> Admission:
     plan = agentdojo.plan(suite, task_id)
 
     def world() -> tuple[agentdojo.Episode, Change]:
         episode = agentdojo.Episode(suite, task_id)
-        change = apply_event(episode, name, kind, key)
+        change = apply_event(episode, name, condition, key)
         assert change is not None
         return episode, change
 
     informed, change = world()
-    if change.new is None:
-        return Admission(name, kind, "refused", "nothing stands in for what the event removed", change, key)
     calls = [(f, substitute(args, change.pairs)) for f, args in plan.calls]
-    if not _follow(informed, calls, reword(plan.output, change.pairs)):
-        why = "an agent that knew the new state fails the task's own utility"
-        return Admission(name, kind, "refused", why, change, key)
+    passes = _follow(informed, calls, reword(plan.output, change.pairs))
     stale, _ = world()
-    if _follow(stale, plan.calls, plan.output):
-        return Admission(name, kind, "refused",
-                         "the plan as it was still satisfies the utility (the event changes nothing it sees)",
-                         change, key)  # fmt: skip
-    return Admission(name, kind, "admitted", "the informed plan passes, the stale plan does not", change, key)
+    stale_passes = _follow(stale, plan.calls, plan.output)
+    if not passes:
+        why = (
+            "the plan on the world without the thing fails the task's own utility"
+            if change.new is None
+            else "an agent that knew the new state fails the task's own utility"
+        )
+        return Admission(name, condition, "refused", why, change, key, stale_passes)
+    return Admission(name, condition, "admitted", "the informed plan passes the task's own utility",
+                     change, key, stale_passes)  # fmt: skip
 
 
-def admissions(suites: Sequence[str] | None = None, kinds: Sequence[str] = EVENT_KINDS) -> list[Admission]:
-    """Every (task, event) pair of ``suites`` (default: all) and ``kinds``, suite by suite, task by
-    task, kind by kind."""
+def admissions(
+    suites: Sequence[str] | None = None, conditions: Sequence[str] = EVENT_CONDITIONS
+) -> list[Admission]:
+    """Every (task, event) pair of ``suites`` (default: all) and ``conditions``, suite by suite,
+    task by task, condition by condition."""
     out = []
     for suite in suites or sorted(agentdojo.suites()):
         for task_id in agentdojo.task_ids(suite):
-            for kind in kinds:
-                if suite in KINDS[kind].suites:
-                    out.append(admission(suite, task_id, kind))
+            for condition in conditions:
+                if suite in KINDS[split_condition(condition)[0]].suites:
+                    out.append(admission(suite, task_id, condition))
     return out

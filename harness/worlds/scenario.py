@@ -91,17 +91,17 @@ class WorldScenario(Scenario):
     """Tools whose planned call changed the environment."""
     condition: str = UPSTREAM
     """What fails: ``upstream`` (our fault rules on the plan's tools), a world event
-    (:data:`harness.worlds.events.EVENT_KINDS`: no fault rules, the world itself changed) or an
+    (:data:`harness.worlds.events.EVENT_CONDITIONS`: no fault rules, the world itself changed) or an
     injection condition (:data:`harness.worlds.injections.INJECTIONS`: no fault rules either)."""
 
 
 def conditions() -> tuple[str, ...]:
-    """Every condition a world scenario can name as its fourth part: the events' kinds and the
-    injection conditions."""
-    from harness.worlds.events import EVENT_KINDS
+    """Every condition a world scenario can name as its fourth part: the events' conditions (each
+    kind under each rename condition) and the injection conditions."""
+    from harness.worlds.events import EVENT_CONDITIONS
     from harness.worlds.injections import INJECTIONS
 
-    return (*EVENT_KINDS, *INJECTIONS)
+    return (*EVENT_CONDITIONS, *INJECTIONS)
 
 
 def applies(suite: str, task_id: str, condition: str) -> str | None:
@@ -218,7 +218,7 @@ def load_world(name: str) -> WorldScenario:
         raise UserError(f"{name}: names {len(names)} world scenarios; one session needs one task")
     _, suite, task_id, *rest = name.split("/")
     condition = rest[0] if rest else UPSTREAM
-    plan = agentdojo.plan(suite, task_id)
+    plan = agentdojo.plan(suite, task_id, _injected(name, suite, task_id, condition))
     subgoals = tuple(
         Subgoal(f"{i + 1}.{function}", (Option(function, args),))
         for i, (function, args) in enumerate(plan.calls)
@@ -241,6 +241,17 @@ def load_world(name: str) -> WorldScenario:
         writes=plan.writes,
         condition=condition,
     )
+
+
+def _injected(name: str, suite: str, task_id: str, condition: str) -> tuple[tuple[str, str], ...]:
+    """The injection vectors a scenario puts in its world (``injection_result``), else none: its
+    plan is the task's ground truth on the world as injected, the one the agent meets."""
+    from harness.worlds.injections import draw
+
+    if condition != "injection_result":
+        return ()
+    injection = draw(name, suite, task_id, condition)
+    return injection.vectors if injection is not None else ()
 
 
 def world_source(name: str) -> str:

@@ -51,7 +51,7 @@ from harness.sim.session import (
     Solvability,
 )
 from harness.worlds import WORLD, agentdojo
-from harness.worlds.events import EVENT_KINDS, Change, apply_event, reword, substitute
+from harness.worlds.events import EVENT_CONDITIONS, Change, apply_event, reword, substitute
 from harness.worlds.injections import INJECTIONS, Injection
 from harness.worlds.injections import draw as draw_injection
 from harness.worlds.scenario import WorldScenario, load_source
@@ -126,7 +126,7 @@ class WorldSession(SessionLoop):
             said = {"condition": made.condition, "task": made.injection_id, "attack": made.attack,
                     "tool": made.tool or None, "vectors": [v for v, _ in vectors]}  # fmt: skip
             self.trace.note(0, injection=said)
-        if self.sc.condition in EVENT_KINDS:
+        if self.sc.condition in EVENT_CONDITIONS:
             self.change = apply_event(self.episode, self.sc.name, self.sc.condition)
             if self.change is not None:
                 self.trace.note(0, world_event=self.change.to_json())

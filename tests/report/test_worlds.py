@@ -87,3 +87,52 @@ def test_security_counts_agentdojo_s_verdicts_per_condition_agent_and_strategy()
                 "tasks": 1, "success": 1.0, "breached": 1, "tasks_breached": 1, "harmful_calls": 0,
                 "misled": 3, "messages_read": 3}  # fmt: skip
     assert table.to_dict("records") == [expected]
+
+
+def test_the_best_control_is_chosen_on_the_dev_tasks_and_measured_on_the_others() -> None:
+    from harness.report.worlds import DEFAULT_MEMBER, control_table, dev_task
+
+    tasks = [f"agentdojo/slack/user_task_{i}" for i in range(12)]
+    dev = [t for t in tasks if dev_task(t)]
+    assert dev and len(dev) < len(tasks)  # the split is by the name, and splits these
+    rows = []
+    for task in tasks:
+        for seed in range(2):
+            rows.append(_row(task, "reader", "is_error", seed, True, 3))
+            # the default member fails on the dev tasks, the other member nowhere
+            failed = task not in dev
+            rows.append(_row(task, "blind", "is_error", seed, failed, 5, **{"agent.retry_budget": 3}))
+            rows.append(_row(task, "blind", "is_error", seed, True, 4, **{"agent.retry_budget": 0}))
+    # the reader is taken at the default member's knobs
+    df = pd.DataFrame(rows)
+    df.loc[(df["agent"] == "reader"), "agent.retry_budget"] = 3
+    table = control_table(df, {t: ["agentdojo/slack"] for t in tasks})
+    best = table[table["against"] == "best"].iloc[0]
+    assert best["member"] == "retry_first/0/exponential" and best["member"] != DEFAULT_MEMBER
+    assert best["tasks"] == len(tasks) - len(dev)  # measured on the held-out tasks only
+    default = table[table["against"] == "default, all tasks"].iloc[0]
+    assert default["member"] == DEFAULT_MEMBER and default["tasks"] == len(tasks)
+
+
+def test_a_scenario_the_oracle_fails_is_counted_apart_and_left_out_of_the_row() -> None:
+    from harness.report.worlds import dead_scenarios
+
+    rows = []
+    for seed in range(2):
+        rows += [
+            _row(TASK, a, st, seed, True, 3) for a in ("reader", "oracle") for st in ("is_error", "collapse")
+        ]
+        rows += [
+            _row(EVENT, a, st, seed, False, 9)
+            for a in ("reader", "oracle")
+            for st in ("is_error", "collapse")
+        ]
+    df = pd.DataFrame(rows)
+    dead = dead_scenarios(df)
+    assert dead == [EVENT]  # the oracle failed it; OTHER the reader fails, the oracle does not
+    pairs = matched(df, column="strategy", base="is_error", others=["collapse"])
+    table = contrast_table(
+        pairs, {TASK: ["agentdojo/slack"], EVENT: ["agentdojo/slack"]}, by="world", dead=dead
+    )
+    row = table[table["agent"] == "reader"].iloc[0]
+    assert row["dead"] == 1 and row["pairs"] == 2  # the task's two seeds; the dead cell's are apart

@@ -55,6 +55,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "relist": "never",
         "step_budget": None,
         "rewrites": "on",
+        "order": "retry_first",
     },
     "refresher": {
         "retry_budget": None,
@@ -63,9 +64,16 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "relist": "on_error",
         "step_budget": None,
         "rewrites": "on",
+        "order": "retry_first",
     },
     "oracle": {},
-    "blind": {"retry_budget": None, "backoff": "random", "relist": "never", "step_budget": None},
+    "blind": {
+        "retry_budget": None,
+        "backoff": "random",
+        "relist": "never",
+        "step_budget": None,
+        "order": "retry_first",
+    },
 }
 """Each shipped agent's knobs and their defaults, as docs/agents.md tabulates them."""
 

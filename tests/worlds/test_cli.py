@@ -139,14 +139,14 @@ def test_worlds_goes_with_study_and_the_worlds_study_holds_every_condition(
 
     names = study_names()
     conditions = {n.split("/")[3] if n.count("/") == 3 else "upstream" for n in names}
-    assert {"upstream", "injection_error", "injection_result", "channel_renamed"} <= conditions
+    assert {"upstream", "injection_error", "injection_result", "channel_renamed_similar"} <= conditions
 
 
 def test_harness_effects_on_a_world_run_reports_per_world_per_kind_the_blind_control_and_security(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_dir = tmp_path / "run"
-    names = ["agentdojo/slack/user_task_5", "agentdojo/slack/user_task_5/channel_renamed",
+    names = ["agentdojo/slack/user_task_5", "agentdojo/slack/user_task_5/channel_renamed_similar",
              "agentdojo/slack/user_task_5/injection_error", "agentdojo/banking/user_task_1"]  # fmt: skip
     args = ["run", *names, "--agents", "reader,blind", "--strategies", "is_error,collapse", "--seeds", "2"]
     code, _, err = cli([*args, "--out", str(out_dir), "--no-compare"], capsys)
@@ -155,7 +155,7 @@ def test_harness_effects_on_a_world_run_reports_per_world_per_kind_the_blind_con
     assert code == 0, err
     doc = json.loads(out)
     assert {r["group"] for r in doc["worlds"]} == {"agentdojo/banking", "agentdojo/slack", "all worlds"}
-    assert {"event:channel_renamed", "injection:error"} <= {r["group"] for r in doc["kinds"]}
+    assert {"event:channel_renamed_similar", "injection:error"} <= {r["group"] for r in doc["kinds"]}
     assert {r["other"] for r in doc["blind"]} == {"reader"} and doc["security"]
     curves = pd.DataFrame(doc["curves"])  # the budget-free effects: every estimand, every world
     assert set(curves["estimand"]) == set(ESTIMANDS)

@@ -132,3 +132,19 @@ def test_the_extraction_count_reads_every_rendered_text_of_every_suite() -> None
     for row in rows:
         assert row.found == (row.tool is not None)
         assert not row.right_tool or row.tool in agentdojo.injection_tools(row.suite, row.injection_id)
+
+
+def test_an_injected_result_s_plan_is_the_ground_truth_of_the_world_as_injected() -> None:
+    # slack keeps an injection vector in a channel's name: the plan must call the channel the
+    # injected world has, not the one of the world without the injection.
+    from harness.worlds import agentdojo
+    from harness.worlds.injections import draw
+    from harness.worlds.scenario import load_world
+
+    name = "agentdojo/slack/user_task_7/injection_result"
+    injection = draw(name, "slack", "user_task_7", "injection_result")
+    assert injection is not None
+    world = agentdojo.Episode("slack", "user_task_7", injection.vectors).env
+    planned = [o.arguments.get("channel") for g in load_world(name).task.subgoals for o in g.options]
+    named = [c for c in planned if c is not None]
+    assert named and all(c in world.slack.channels for c in named)

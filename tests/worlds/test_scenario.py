@@ -34,7 +34,7 @@ def test_a_suite_s_name_stands_for_every_one_of_its_tasks_and_the_world_s_for_al
         ("agentdojo/banking/user_task_99", "did you mean"),
         ("agentdojo/banking/user_task_0/x", "unknown agentdojo condition 'x'"),
         ("agentdojo/banking/user_task_0/x/y", "agentdojo/<suite>/<user_task_id>"),
-        ("agentdojo/banking/user_task_1/file_renamed", "not applicable: the plan names nothing this event"),
+        ("agentdojo/banking/user_task_1/file_renamed_similar", "not applicable: the plan names nothing"),
     ],
 )
 def test_a_world_name_that_names_nothing_is_one_line_with_the_nearest_names(spec: str, said: str) -> None:
