@@ -27,7 +27,7 @@ import numpy as np
 
 from harness.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from harness.protocol.messages import TOOLS_LIST_CHANGED
-from harness.reading import Reading, read
+from harness.reading import Reading, read_memo
 from harness.sim.agent import (
     AGENT_PARAM_PREFIX,
     Action,
@@ -553,7 +553,7 @@ class ScriptedAgent(Agent):
     def reading(self, text: str | None) -> Reading:
         """What the text says, read with what the agent knows: the call it made, the tools it has."""
         current = self.current
-        return read(
+        return read_memo(
             text, arguments=current.arguments if current is not None else None, tools=tuple(self.known)
         )
 

@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.reading import Reading, read
+from harness.reading import Reading, read_memo
 from harness.sim.agent import (
     Action,
     CallTool,
@@ -383,7 +383,7 @@ class WorldWalker:
         if not self.reads or empty or not text:
             return self.fixed_order(empty=empty)
         _, args = self.plan[self.sg]
-        reading = read(text, arguments=args, tools=tuple(self.known))
+        reading = read_memo(text, arguments=args, tools=tuple(self.known))
         instruction = self.follow(reading)
         if instruction is not None:
             self.resume = "call"
@@ -485,7 +485,7 @@ class WorldWalker:
         """An instruction in an ordinary answer, followed as one in an error text would be."""
         if not self.reads:
             return None
-        return self.follow(read(text, arguments=args, tools=tuple(self.known)))
+        return self.follow(read_memo(text, arguments=args, tools=tuple(self.known)))
 
     def follow(self, reading: Reading) -> Action | None:
         instruction = reading.instruction

@@ -321,7 +321,7 @@ def test_with_no_reason_under_any_strategy_the_reader_acts_the_same_under_each(
     import scripted_agents.base as base
     from harness.reading import Reading
 
-    monkeypatch.setattr(base, "read", lambda *a, **k: Reading("unknown", None, None, None, False, None))
+    monkeypatch.setattr(base, "read_memo", lambda *a, **k: Reading("unknown", None, None, None, False, None))
     for seed in range(6):
         rows = [outcome_row(run_session("implicit_failures", "reader", s, seed)) for s in READABLE]
         assert rows[1:] == rows[:-1], seed

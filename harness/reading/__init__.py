@@ -9,6 +9,7 @@ hand-annotated corpus of real MCP servers' errors and the library texts of upstr
 The public API::
 
     read(text, *, arguments=None, tools=None) -> Reading
+    read_memo(...)  # read, remembered per process (what agents call: the same texts recur)
     Reading(category, argument, expected, retry_after_s, actionable, instruction)
     Instruction(tool, arguments)
     CATEGORIES
@@ -19,7 +20,7 @@ and, to measure it against annotated texts, ``evaluate(records)`` -> ``Evaluatio
 
 from harness.reading._evaluate import FIELDS, Evaluation, FieldScore, agrees, evaluate, same_expected
 from harness.reading._model import CATEGORIES, Instruction, Reading
-from harness.reading._reader import read
+from harness.reading._reader import read, read_memo
 
 __all__ = [
     "CATEGORIES",
@@ -31,5 +32,6 @@ __all__ = [
     "agrees",
     "evaluate",
     "read",
+    "read_memo",
     "same_expected",
 ]

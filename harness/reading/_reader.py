@@ -12,7 +12,9 @@ without a bound, and nothing raises.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from itertools import islice
 from typing import Any
 
@@ -88,6 +90,45 @@ def read(
         actionable=_prose.actionable(words, category, specific, expected),
         instruction=order,
     )
+
+
+MEMO_SIZE = 1 << 16
+"""Readings :func:`read_memo` keeps before it starts again from none (a bound, not a tuning)."""
+
+_memo: dict[tuple[str, str | None, tuple[str, ...] | None], Reading] = {}
+
+
+def read_memo(
+    text: str | None,
+    *,
+    arguments: Mapping[str, Any] | None = None,
+    tools: Collection[str] | None = None,
+) -> Reading:
+    """:func:`read`, remembered: a batch meets the same texts, for the same call and tool list,
+    thousands of times (a world's error for a task, under every seed and strategy), and reading
+    one is most of a world session's time (docs/benchmarks.md). The key is everything ``read``
+    looks at: the text, the arguments as ``repr`` shows them (in their order, values by type),
+    and the tools in their order. The shortcut beside the plain path: tests hold it equal to
+    :func:`read` on every text of the corpus."""
+    if not isinstance(text, str) or (arguments is not None and not isinstance(arguments, Mapping)):
+        return read(text, arguments=arguments, tools=tools)
+    try:
+        key = (
+            text,
+            None if arguments is None else repr(tuple(arguments.items())),
+            None if tools is None or isinstance(tools, str) else tuple(tools),
+        )
+        found = _memo.get(key)
+    except TypeError:  # something unhashable in the tools: read it plainly
+        return read(text, arguments=arguments, tools=tools)
+    if found is None:
+        if len(_memo) >= MEMO_SIZE:
+            _memo.clear()
+        found = _memo[key] = read(text, arguments=arguments, tools=tools)
+    if found.instruction is not None:  # its arguments are a dict the agent may change: its own copy
+        own = copy.deepcopy(dict(found.instruction.arguments))
+        return replace(found, instruction=replace(found.instruction, arguments=own))
+    return found
 
 
 def _resolve_path(path: str, keys: list[str]) -> str:

@@ -53,4 +53,4 @@ def templates_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """Install :func:`template_read` as the scripted agents' reader for one test."""
     import scripted_agents.base as base
 
-    monkeypatch.setattr(base, "read", template_read)
+    monkeypatch.setattr(base, "read_memo", template_read)

@@ -55,5 +55,5 @@ def table_read(
 
 @pytest.fixture(autouse=True)
 def _read_by_table(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(base, "read", table_read)
+    monkeypatch.setattr(base, "read_memo", table_read)
     yield

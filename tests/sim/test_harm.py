@@ -50,7 +50,7 @@ def _read(text: str | None, **_: Any) -> Reading:
 
 @pytest.fixture(autouse=True)
 def _fixed_reading(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(base, "read", _read)
+    monkeypatch.setattr(base, "read_memo", _read)
 
 
 def _run(strategy: str, trust: str) -> Any:
