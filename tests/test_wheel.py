@@ -96,6 +96,8 @@ def nested_venv(venv: Path, wheel: Path | None = None) -> Path:
             [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
             capture_output=True,
             text=True,
+            # a PYTHONPATH holding a checkout with its egg-info makes pip call harness installed already
+            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
         )
         assert pip.returncode == 0, pip.stderr
     purelib = subprocess.run(
