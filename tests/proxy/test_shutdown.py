@@ -25,6 +25,7 @@ import httpx
 import psutil
 import pytest
 
+from tests.helpers.escaping import sigterm_with_an_escaped_daemon
 from tests.proxy.conftest import HARNESS, PEERS, REPO, LiveProxy, start_http
 
 pytestmark = pytest.mark.timeout(180)
@@ -315,32 +316,7 @@ def test_sigterm_stops_the_proxy_though_an_escaped_daemon_holds_the_servers_pipe
     """Issue 49, item 4: the server started a ``setsid`` daemon that keeps its output open. On
     SIGTERM the proxy ends the server's group, stops reading, exits 0 within its graces, and its
     summary names the daemon it could not end."""
-    proc = subprocess.Popen(
-        [*HARNESS, "proxy", "--", sys.executable, str(PEERS / "escaping_server.py"), "60"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(REPO),
-    )  # fmt: skip
-    daemons: list[psutil.Process] = []
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write((json.dumps(INIT) + "\n").encode())
-        proc.stdin.flush()
-        assert b'"result"' in proc.stdout.readline()
-        daemons = [
-            p
-            for p in psutil.process_iter(["cmdline"])
-            if "escaping_server.py" in " ".join(p.info["cmdline"] or [])
-        ]
-        started = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=15)
-        took = time.monotonic() - started
-        assert proc.returncode == 0, err
-        assert took < 6.0  # two graces of a second and the readers' join, with room for a busy machine
-        summary = json.loads(err.decode().split("summary: ", 1)[1].splitlines()[0])
-        assert any("escaping_server" in held for held in summary.get("not_ended", [])), err
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        for p in daemons:
-            with contextlib.suppress(psutil.Error):
-                p.kill()
+    stopped = sigterm_with_an_escaped_daemon()
+    assert stopped.returncode == 0, stopped.stderr
+    assert stopped.took_s < 6.0  # two graces of a second and the readers' join, with room for a busy machine
+    assert any("escaping_server" in held for held in stopped.summary.get("not_ended", [])), stopped.stderr

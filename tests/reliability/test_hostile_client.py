@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,6 +19,7 @@ import httpx
 import psutil
 import pytest
 
+from tests.helpers.escaping import sigterm_with_an_escaped_daemon
 from tests.proxy.conftest import HARNESS, LiveProxy, start_http
 
 PEERS = Path(__file__).resolve().parents[1] / "peers"
@@ -107,26 +105,6 @@ def test_bursts_past_the_cap_and_bodies_past_the_limit_leave_the_proxy_as_it_was
 
 @pytest.mark.timeout(60)
 def test_sigterm_with_an_escaped_grandchild_holding_the_pipes_is_honoured_with_its_summary() -> None:
-    proc = subprocess.Popen(
-        [*HARNESS, "proxy", "--", sys.executable, str(PEERS / "escaping_server.py"), "60"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(REPO),
-    )  # fmt: skip
-    daemons: list[psutil.Process] = []
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
-        proc.stdin.flush()
-        assert b'"result"' in proc.stdout.readline()
-        daemons = [p for p in psutil.process_iter(["cmdline"])
-                   if "escaping_server.py" in " ".join(p.info["cmdline"] or [])]  # fmt: skip
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=20)
-        assert proc.returncode == 0, err
-        summary = json.loads(err.decode().split("summary: ", 1)[1].splitlines()[0])
-        assert any("escaping_server" in held for held in summary.get("not_ended", [])), err
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        for daemon in daemons:
-            with contextlib.suppress(psutil.Error):
-                daemon.kill()
+    stopped = sigterm_with_an_escaped_daemon()
+    assert stopped.returncode == 0, stopped.stderr
+    assert any("escaping_server" in held for held in stopped.summary.get("not_ended", [])), stopped.stderr
