@@ -268,6 +268,7 @@ class ScriptedAgent(Agent):
                 task, tools, reads=self.reads, trust=self.trust, follows=MAX_INSTRUCTIONS,
                 retries=WORLD_RETRIES if self.retry_budget is None else self.retry_budget,
                 wait=self.world_wait, step_budget=self.step_budget, order=self.order,
+                relist=self.relist,
             )  # fmt: skip
         self._new_subgoal()
 

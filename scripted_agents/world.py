@@ -45,16 +45,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.protocol.messages import TOOLS_LIST_CHANGED
 from harness.reading import Reading, read_memo
 from harness.sim.agent import (
     Action,
     CallTool,
     Finish,
     GiveUp,
+    ListTools,
     Observation,
     RPCErrorObservation,
     Start,
     ToolResult,
+    ToolsListed,
     Wait,
     Waited,
 )
@@ -266,6 +269,7 @@ class WorldWalker:
         follows: int,
         step_budget: int | None = None,
         order: str = "retry_first",
+        relist: str = "never",
     ) -> None:
         self.task = task
         self.known: dict[str, Mapping[str, Any]] = {str(t["name"]): t for t in tools}
@@ -273,6 +277,11 @@ class WorldWalker:
         self.trust, self.retries, self.wait, self.follows = trust, retries, wait, follows
         self.step_budget = step_budget
         self.order = order
+        self.relist = relist
+        self.pending: Observation | None = None
+        """What it observed with a list_changed, kept while it looks at the new list first."""
+        self.relisted = False
+        """``relist="on_error"``: it re-listed for the current call (once per call)."""
         self.retried = 0
         """The fixed order's retries of the current call under ``rediscover_first``."""
         self.plan: list[tuple[str, dict[str, Any]]] = [
@@ -298,9 +307,16 @@ class WorldWalker:
     def name(self) -> str:
         return self.task.subgoals[self.sg].name
 
-    def call(self) -> CallTool:
-        self.attempts += 1
+    def call(self) -> Action:
+        """The current planned call; a tool it was never shown it cannot call (a model calls only
+        what it was listed): ``on_error`` re-lists once for it, else it stops."""
         tool, args = self.plan[self.sg]
+        if tool not in self.known:
+            if self.relist == "on_error" and not self.relisted:
+                self.relisted = True
+                return ListTools()
+            return self.stop(f"{tool} is not among the tools it was shown")
+        self.attempts += 1
         return CallTool(tool, dict(args))
 
     def learn(self, old: str, new: str) -> None:
@@ -314,6 +330,7 @@ class WorldWalker:
         self.failures = self.attempts = self.retried = 0
         self.tried = set()
         self.repair = None
+        self.relisted = False
         if self.sg >= len(self.plan):
             return Finish(text=self.report())
         return self.call()
@@ -334,7 +351,11 @@ class WorldWalker:
     # -- the episode -----------------------------------------------------------------------------
 
     def act(self, observation: Observation) -> Action:
-        action = self.observe(observation)
+        if self.relist != "never" and TOOLS_LIST_CHANGED in observation.notifications:
+            self.pending = observation  # the new list first, then what it observed
+            action: Action = ListTools()
+        else:
+            action = self.observe(observation)
         if self.step_budget is not None and not isinstance(action, Finish | GiveUp):
             self.acted += 1
             if self.acted > self.step_budget:
@@ -342,6 +363,12 @@ class WorldWalker:
         return action
 
     def observe(self, obs: Observation) -> Action:
+        if isinstance(obs, ToolsListed):
+            self.known = {str(t["name"]): t for t in obs.tools}
+            pending, self.pending = self.pending, None
+            return self.observe(pending) if pending is not None else self.call()
+        if not self.plan:  # nothing asked of it by this task (a turn where the user wants no call)
+            return Finish(text=self.report())
         if isinstance(obs, Start):
             return self.call()
         if isinstance(obs, Waited):
@@ -359,7 +386,7 @@ class WorldWalker:
             return self.on_failure(obs.text, empty=False)
         if isinstance(obs, RPCErrorObservation):
             return self.on_failure(obs.message or "", empty=False)
-        return self.call()  # a tool list (never asked for here): carry on
+        return self.call()
 
     def on_answer(self, obs: ToolResult) -> Action:
         text = obs.text

@@ -13,11 +13,14 @@ A new kind of session is a new row here, and a scenario class whose ``session_ki
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import unknown_name
 from harness.session import SessionKind
 from harness.session.spec import Knobs
+
+if TYPE_CHECKING:
+    from harness.sim.session import Solvability
 
 
 def _simulated() -> SessionKind:
@@ -38,10 +41,17 @@ def _world() -> SessionKind:
     return WORLD_KIND
 
 
+def _bfcl() -> SessionKind:
+    from harness.worlds.bfcl_session import BFCL_KIND
+
+    return BFCL_KIND
+
+
 KINDS: Mapping[str, Callable[[], SessionKind]] = {
     "simulated": _simulated,
     "served": _served,
     "world": _world,
+    "bfcl": _bfcl,
 }
 """Every kind of session, by the ``session_kind`` its scenarios carry; each imported when first run."""
 
@@ -90,3 +100,16 @@ def load_source(source: str, overrides: Knobs = ()) -> Any:
     from harness.sim.family import load_source as load_family_source
 
     return load_family_source(source, overrides)
+
+
+def world_check(
+    scenario: Any, seeds: Iterable[int], *, faults: bool = True, era: str = "handshake"
+) -> Solvability:
+    """:func:`harness.worlds.session.world_check` run by the session class of the world task's own
+    kind (AgentDojo's or BFCL's)."""
+    from harness.sim.loop import LoopKind
+    from harness.worlds.session import world_check as check
+
+    kind = kind_for(scenario)
+    assert isinstance(kind, LoopKind)
+    return check(scenario, tuple(seeds), faults=faults, era=era, loop=kind.loop)

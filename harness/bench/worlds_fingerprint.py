@@ -30,12 +30,16 @@ LEFT_OUT = frozenset({"llm", "blind"})
 
 
 def sample(per: int = 2) -> list[str]:
-    """The study's first ``per`` scenarios of each (suite, condition), in the study's order."""
+    """The study's first ``per`` AgentDojo scenarios of each (suite, condition), in the study's
+    order (BFCL's worlds have no snapshot path to check against a plain one)."""
+    from harness.worlds import WORLD, world_of
     from harness.worlds.scenario import study_names
 
     taken: dict[tuple[str, str], int] = {}
     out: list[str] = []
     for name in study_names():
+        if world_of(name) != WORLD:
+            continue
         parts = name.split("/")
         key = (parts[1], parts[3] if len(parts) > 3 else "")
         if taken.get(key, 0) < per:

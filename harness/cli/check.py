@@ -83,8 +83,8 @@ def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
 def _check_world(spec: str, seeds: int, as_json: bool) -> int:
     """Each world task ``spec`` names: can the oracle, following its plan, get the world's judge
     to say yes, with its faults and without? The lines failing ones say why; the count of those."""
+    from harness.batch.kinds import world_check
     from harness.worlds.scenario import load_world, world_names
-    from harness.worlds.session import world_check
 
     failed = 0
     for name in world_names(spec):

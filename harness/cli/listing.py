@@ -11,7 +11,8 @@ from the code (:data:`harness.sim.catalogue.CATALOGUE`,
 ``--json`` prints the same as one JSON object whose keys are ``scenarios``, ``agents``,
 ``strategies``, ``families``, ``tools`` and ``faults`` -- all six, or only ``tools``/``faults``
 when those flags select them -- then ``agent_knobs`` and ``worlds`` (each world scenario,
-``agentdojo/<suite>/<task>``, and its task's prompt; empty without the ``[worlds]`` extra).
+``agentdojo/<suite>/<task>``, ``bfcl/<category>/<id>``, and its task's prompt; a world whose
+extra is not installed is left out).
 Tables are left to wrap at the terminal's width.
 """
 
@@ -100,17 +101,20 @@ def faults_json() -> dict[str, Any]:
 
 
 def worlds_json() -> dict[str, str]:
-    """Every world scenario (``agentdojo/<suite>/<task>``) and its task's prompt; none, and one
-    line on stderr saying what to install, where the ``[worlds]`` extra is not installed."""
-    from harness.worlds.agentdojo import missing
+    """Every world scenario (``agentdojo/<suite>/<task>``, ``bfcl/<category>/<id>``) and its task's
+    prompt, of each world whose package is installed; for one that is not, one line on stderr
+    saying what to install."""
+    from harness.worlds import WORLDS
+    from harness.worlds.scenario import list_world_scenarios, summary, world_missing
 
-    why = missing()
-    if why is not None:
-        click.echo(f"harness list: {why}", err=True)
-        return {}
-    from harness.worlds.scenario import list_world_scenarios, summary
-
-    return {name: summary(name) for name in list_world_scenarios()}
+    out: dict[str, str] = {}
+    for world in WORLDS:
+        why = world_missing(world)
+        if why is not None:
+            click.echo(f"harness list: {why}", err=True)
+            continue
+        out.update({name: summary(name) for name in list_world_scenarios(world)})
+    return out
 
 
 def qualities_json() -> dict[str, Any]:

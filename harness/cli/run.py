@@ -131,9 +131,9 @@ def unsolvable(grid: Grid, sources: tuple[tuple[str, str], ...]) -> list[str]:
             params = tuple(zip((k for k, _ in swept), values, strict=True))
             source = where.get(name, name)
             if is_world_source(source):  # the oracle follows the plan; the world's judge decides
+                from harness.batch.kinds import world_check
                 from harness.worlds.scenario import WorldScenario
                 from harness.worlds.scenario import load_source as load_world_source
-                from harness.worlds.session import world_check
 
                 world = load_world_source(source, params)
                 assert isinstance(world, WorldScenario)

@@ -121,10 +121,14 @@ def command(
     served = is_served_run((scenario,), server)
     world = is_world_name(scenario) and not served
     if world:  # a world's task: the world's tools and judge (harness.worlds.session)
+        from harness.batch.kinds import kind_for
+        from harness.sim.loop import LoopKind
         from harness.worlds.scenario import load_world
-        from harness.worlds.session import run_world_session as run_session
 
         loaded = load_world(scenario)
+        kind = kind_for(loaded)
+        assert isinstance(kind, LoopKind)
+        run_session = kind.run_session
     elif served:  # a scenario for a real server: its own loader and session (harness.proxy.session)
         from harness.cli.served import check_servers
         from harness.proxy.session import run_served_session as run_session
@@ -161,8 +165,8 @@ def command(
 
     check: Solvability | None
     if world:
+        from harness.batch.kinds import world_check
         from harness.worlds.scenario import WorldScenario
-        from harness.worlds.session import world_check
 
         assert isinstance(loaded, WorldScenario)
         check = world_check(loaded, range(seed, seed + 1), era=era)

@@ -45,9 +45,19 @@ from harness.report.inference import (
     cluster_t_test,
     split_harness_errors,
 )
-from harness.worlds import is_world_name
+from harness.worlds import BFCL, WORLD, is_world_name, world_of
 
 UPSTREAM = "upstream"
+NATIVE = "native"
+"""A BFCL task named alone (``bfcl/<category>/<id>``): BFCL's failures as it returns them, no
+fault of ours."""
+BARE_CONDITION: dict[str, str] = {WORLD: UPSTREAM, BFCL: NATIVE}
+"""The condition of a world scenario named by its task alone, per world."""
+FAULTED: dict[tuple[str, str], str] = {(WORLD, UPSTREAM): "upstream", (BFCL, UPSTREAM): "upstream",
+                                       (BFCL, "raised"): "raised"}  # fmt: skip
+"""The conditions under our upstream faults, per world, and how the failure-kind table names their
+kinds (``upstream:<kind>``; BFCL's ``raised`` is ``raised:<kind>``: the same faults, BFCL's own
+failures raised)."""
 PAIR_KEYS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "era", "seed")
 TABLE_COLUMNS: tuple[str, ...] = (
     "by", "group", "tasks", "pairs", "success_base", "success_other", "success_diff", "success_lo",
@@ -67,8 +77,22 @@ def parts(scenario: str) -> tuple[str, str, str] | None:
     pieces = scenario.split("/")
     if len(pieces) < 3:
         return None
-    condition = pieces[3] if len(pieces) > 3 else UPSTREAM
+    condition = pieces[3] if len(pieces) > 3 else BARE_CONDITION[pieces[0]]
     return "/".join(pieces[:2]), "/".join(pieces[:3]), condition
+
+
+def groups(scenario: str) -> list[str]:
+    """The rows of the per-world tables a world scenario counts in: its suite or category
+    (``agentdojo/banking``, ``bfcl/multi_turn_base``), its family (``agentdojo``, ``bfcl``), a BFCL
+    scenario its family's condition too (``bfcl/raised``), and every world (:data:`ALL_WORLDS`)."""
+    found = parts(scenario)
+    if found is None:
+        return []
+    family = scenario.split("/", 1)[0]
+    out = [found[0], family]
+    if family == BFCL:
+        out.append(f"{family}/{found[2]}")
+    return [*out, ALL_WORLDS]
 
 
 def world_scenarios(names: Sequence[str]) -> list[str]:
@@ -86,8 +110,11 @@ def failure_kinds(
         if found is None:
             continue
         condition = found[2]
-        if condition == UPSTREAM:
-            out[name] = [f"upstream:{k}" for k in dict.fromkeys(upstream_kinds(name))]
+        faulted = FAULTED.get((world_of(name) or "", condition))
+        if faulted is not None:
+            out[name] = [f"{faulted}:{k}" for k in dict.fromkeys(upstream_kinds(name))]
+        elif condition == NATIVE:
+            out[name] = [NATIVE]
         elif condition.startswith("injection_"):
             out[name] = [f"injection:{condition.removeprefix('injection_')}"]
         else:
@@ -280,7 +307,11 @@ def event_table(df: pd.DataFrame) -> pd.DataFrame:
     data = split_harness_errors(df)[0]
     cond = data["scenario"].map(lambda s: (parts(str(s)) or ("", "", UPSTREAM))[2])
     events = data.assign(_c=cond)
-    events = events[(events["_c"] != UPSTREAM) & ~events["_c"].str.startswith("injection_")]
+    events = events[
+        (events["_c"] != UPSTREAM)
+        & ~events["_c"].str.startswith("injection_")
+        & (events["scenario"].map(lambda s: world_of(str(s))) == WORLD)
+    ]
     rows = [{"condition": c, "agent": a, "strategy": st, "tasks": int(g["scenario"].nunique()),
              "sessions": len(g), "success": float(g["success"].astype(bool).mean())}
             for (c, a, st), g in events.groupby(["_c", "agent", "strategy"], sort=True)]  # fmt: skip
@@ -458,7 +489,9 @@ def world_tables(
     if not chosen:
         return out
     kinds = failure_kinds(chosen, lambda n: [r.kind for r in load_source(sources.get(n, n), ()).faults])
-    worlds = {n: [(parts(n) or ("",))[0], ALL_WORLDS] for n in chosen}
+    families = {n.split("/", 1)[0] for n in chosen}
+    # A family's row is every world's row when it is the only family: kept out of the Holm family then.
+    worlds = {n: [g for g in groups(n) if len(families) > 1 or g not in families] for n in chosen}
     mine = df[df["scenario"].isin(chosen)]
     dead = set(dead_scenarios(mine, baseline))  # reported apart (the "dead" table), never averaged in
     live = {n: g for n, g in worlds.items() if n not in dead}

@@ -266,6 +266,11 @@ class SessionLoop:
         """Whether ``tool`` can no longer do anything (a give-up is right when every option is)."""
         return self.engine is not None and self.engine.is_dead(tool)
 
+    def next_turn(self, action: Finish | GiveUp) -> Observation | None:
+        """The agent ended its turn (``action``): the user's next turn, as the observation the agent
+        starts it from, or None when the session is over (always, but in a multi-turn world)."""
+        return None
+
     def conclude(self) -> None:
         """The loop has ended, however: judge what the end state needs judging."""
 
@@ -346,13 +351,19 @@ class SessionLoop:
             elif isinstance(action, Finish):
                 self.check_finish(action)
                 self.note(action="finish")
-                self.finished, self.end = True, "finished"
-                self.answer = dict(action.answer) if action.answer else {}
-                self.output = action.text
-                return
+                turn = self.next_turn(action)
+                if turn is None:
+                    self.finished, self.end = True, "finished"
+                    self.answer = dict(action.answer) if action.answer else {}
+                    self.output = action.text
+                    return
+                obs = turn
             elif isinstance(action, GiveUp):
                 self.give_up(action)
-                return
+                turn = self.next_turn(action)
+                if turn is None:
+                    return
+                obs = turn
             else:
                 obs = self.execute(action)
             if self.after_action():

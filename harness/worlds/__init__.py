@@ -2,10 +2,13 @@
 
 A world is a kind of scenario source, like a served scenario: its scenarios are named, listed
 and run wherever a scenario is (``harness session``, ``run``, ``check``, ``view``), but their
-tools, environments, tasks and judges are the world's. One world ships, AgentDojo
+tools, environments, tasks and judges are the world's. Two worlds ship: AgentDojo
 (:mod:`harness.worlds.agentdojo`, the only module that imports it, and only once a world
-scenario is asked for), behind the optional extra ``[worlds]``: without it everything else works,
-and naming a world scenario is one line, exit 2 (docs/worlds.md).
+scenario is asked for), behind the optional extra ``[worlds]``, and BFCL v4's multi-turn
+categories (:mod:`harness.worlds.bfcl`, likewise the only module that imports ``bfcl_eval``;
+its scenarios :mod:`harness.worlds.bfcl_scenario`, its sessions :mod:`harness.worlds.bfcl_session`).
+Without a world's package everything else works, and naming its scenario is one line, exit 2
+(docs/worlds.md).
 
 * :mod:`harness.worlds.scenario`: names (``agentdojo/<suite>/<task>``), the scenario a task
   becomes, our fault profile on its tools, the batch loader;
@@ -17,23 +20,39 @@ and naming a world scenario is one line, exit 2 (docs/worlds.md).
 from __future__ import annotations
 
 __all__ = [
+    "BFCL",
     "SOURCE_PREFIX",
     "WORLD",
+    "WORLDS",
     "is_world_name",
     "is_world_source",
+    "world_of",
 ]
 
 WORLD = "agentdojo"
-"""The shipped world (the first part of its scenarios' names)."""
+"""The first shipped world (the first part of its scenarios' names)."""
+
+BFCL = "bfcl"
+"""The second: BFCL v4's multi-turn categories (:mod:`harness.worlds.bfcl`, extra ``[bfcl]``)."""
+
+WORLDS: tuple[str, ...] = (WORLD, BFCL)
+"""Every world, by the first part of its scenarios' names."""
 
 SOURCE_PREFIX = "world:"
 """How a batch's ``scenario_sources`` mark a world scenario (:func:`harness.worlds.scenario.world_source`)."""
 
 
 def is_world_name(spec: str) -> bool:
-    """Whether a scenario name names world scenarios (``agentdojo``, ``agentdojo/<suite>[/<task>]``);
-    says nothing about whether they exist (that needs AgentDojo installed)."""
-    return spec == WORLD or spec.startswith(WORLD + "/")
+    """Whether a scenario name names world scenarios (``agentdojo``, ``agentdojo/<suite>[/<task>]``,
+    ``bfcl/<category>[/<id>]``); says nothing about whether they exist (that needs the world's
+    package installed)."""
+    return world_of(spec) is not None
+
+
+def world_of(spec: str) -> str | None:
+    """The world a scenario name names (its first part), or None for any other name."""
+    head = spec.split("/", 1)[0]
+    return head if head in WORLDS else None
 
 
 def is_world_source(source: str) -> bool:

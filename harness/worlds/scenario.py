@@ -25,7 +25,7 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from harness.errors import UserError, unknown_name
 from harness.sim.family import Numbers, Weights
@@ -33,7 +33,7 @@ from harness.sim.faults import FaultRule
 from harness.sim.scenario import Option, Scenario, Subgoal, Task
 from harness.sim.seeding import derive_seed, np_random
 from harness.sim.sources import fits
-from harness.worlds import SOURCE_PREFIX, WORLD, agentdojo, is_world_name
+from harness.worlds import BFCL, SOURCE_PREFIX, WORLD, agentdojo, is_world_name, world_of
 
 UPSTREAM = "upstream"
 """The condition of a world scenario named by its task alone: our upstream faults on its tools."""
@@ -123,7 +123,12 @@ def applies(suite: str, task_id: str, condition: str) -> str | None:
 def world_names(spec: str) -> list[str]:
     """The scenario names a world spec stands for; UserError (one line) for a name that is not,
     with the nearest ones, or when AgentDojo is not installed. ``agentdojo/<suite>/<task>/<condition>``
-    names the task under a world event (one the event applies to, :mod:`harness.worlds.events`)."""
+    names the task under a world event (one the event applies to, :mod:`harness.worlds.events`).
+    A BFCL spec (``bfcl/...``) is :func:`harness.worlds.bfcl_scenario.names`'s."""
+    if world_of(spec) == BFCL:
+        from harness.worlds import bfcl_scenario
+
+        return bfcl_scenario.names(spec)
     parts = spec.split("/")
     if len(parts) == 4 and all(parts):
         task_name = "/".join(parts[:3])
@@ -149,15 +154,25 @@ def world_names(spec: str) -> list[str]:
     return names
 
 
-def list_world_scenarios() -> list[str]:
-    """Every world scenario's name (AgentDojo installed), suite by suite, task by task."""
-    return world_names(WORLD)
+def world_missing(world: str) -> str | None:
+    """Why ``world``'s scenarios cannot run here (one line: what to install), or None."""
+    if world == BFCL:
+        from harness.worlds import bfcl
+
+        return bfcl.missing()
+    return agentdojo.missing()
+
+
+def list_world_scenarios(world: str = WORLD) -> list[str]:
+    """Every scenario's name of ``world`` (its package installed), suite by suite, task by task."""
+    return world_names(world)
 
 
 def study_names() -> list[str]:
     """The worlds' study (``harness run --study --worlds``): every task under our upstream faults,
     then every (task, event) pair admitted as a fair test (:func:`harness.worlds.events.admission`),
-    then every task under each injection condition that applies to it."""
+    then every task under each injection condition that applies to it, then BFCL's part
+    (:func:`harness.worlds.bfcl_scenario.study_names`)."""
     from harness.worlds.events import admissions
     from harness.worlds.injections import INJECTIONS
 
@@ -169,16 +184,37 @@ def study_names() -> list[str]:
             _, suite, task_id = name.split("/")
             if applies(suite, task_id, condition) is None:
                 injected.append(f"{name}/{condition}")
-    return [*tasks, *admitted, *injected]
+    return [*tasks, *admitted, *injected, *_bfcl_study()]
+
+
+def _bfcl_study() -> list[str]:
+    """The BFCL part of the worlds' study (:func:`harness.worlds.bfcl_scenario.study_names`)."""
+    from harness.worlds import bfcl_scenario
+
+    return bfcl_scenario.study_names()
 
 
 def summary(name: str) -> str:
     """A world scenario's one line for ``harness list``: its task's prompt, on one line."""
+    if world_of(name) == BFCL:
+        from harness.worlds import bfcl_scenario
+
+        return bfcl_scenario.summary(name)
     _, suite, task_id, *_ = name.split("/")
     return " ".join(agentdojo.prompt(suite, task_id).split())
 
 
-def draw_faults(name: str, plan: agentdojo.Plan, profile: FaultProfile = FAULTS) -> tuple[FaultRule, ...]:
+class PlanLike(Protocol):
+    """What the fault draw reads of a world task's plan (AgentDojo's or BFCL's)."""
+
+    @property
+    def calls(self) -> tuple[tuple[str, dict[str, Any]], ...]: ...
+
+    @property
+    def writes(self) -> frozenset[str]: ...
+
+
+def draw_faults(name: str, plan: PlanLike, profile: FaultProfile = FAULTS) -> tuple[FaultRule, ...]:
     """The rules a world scenario carries, drawn from ``profile`` with a generator of its name's."""
     rng = np_random(derive_seed("world-faults", name))
     called = list(dict.fromkeys(function for function, _ in plan.calls))
@@ -212,7 +248,15 @@ def _speaks(kind: str, source: str) -> bool:
 
 @functools.cache
 def load_world(name: str) -> WorldScenario:
-    """The world scenario ``name`` names (one task); built once per process."""
+    """The world scenario ``name`` names (one task), of whichever world; built once per process."""
+    if world_of(name) == BFCL:
+        from harness.worlds import bfcl_scenario
+
+        return bfcl_scenario.load(name)
+    return _load_agentdojo(name)
+
+
+def _load_agentdojo(name: str) -> WorldScenario:
     names = world_names(name)
     if len(names) != 1 or names[0] != name:
         raise UserError(f"{name}: names {len(names)} world scenarios; one session needs one task")
@@ -257,6 +301,10 @@ def _injected(name: str, suite: str, task_id: str, condition: str) -> tuple[tupl
 def world_source(name: str) -> str:
     """What a batch's ``scenario_sources`` hold for a world scenario: its name, the package and
     its version, and the suite version (a resume or a worker with another version is refused)."""
+    if world_of(name) == BFCL:
+        from harness.worlds import bfcl_scenario
+
+        return bfcl_scenario.source(name)
     spec = {
         "name": name,
         "package": agentdojo.PACKAGE,
@@ -282,6 +330,11 @@ def load_source(source: str, params: tuple[tuple[str, Any], ...] = ()) -> Scenar
     spec = source_spec(source)
     if spec is None and not is_world_name(source):
         return load_other(source, params)
+    name = str(spec["name"]) if spec is not None else source
+    if world_of(name) == BFCL:
+        from harness.worlds import bfcl_scenario
+
+        return bfcl_scenario.load_source(spec, name, params)
     if spec is not None:
         version = agentdojo.installed_version()
         if spec.get("version") != version or spec.get("suites") != agentdojo.SUITE_VERSION:

@@ -65,13 +65,15 @@ def _never(world: World, arguments: dict[str, Any]) -> str:
 
 def world_check(
     scenario: WorldScenario, seeds: Sequence[int] = range(ORACLE_SEEDS), *, faults: bool = True,
-    era: str = "handshake",
+    era: str = "handshake", loop: type[SessionLoop] | None = None,
 ) -> Solvability:  # fmt: skip
     """Whether the oracle, following the plan under is_error, gets the judge's yes in any seed
-    (its faults removed unless ``faults``); else why not, in the judge's terms."""
+    (its faults removed unless ``faults``); else why not, in the judge's terms. ``loop``: the
+    session class of the scenario's kind (:func:`harness.batch.kinds.world_check` passes it; an
+    AgentDojo task's :class:`WorldSession` by default)."""
     sc = scenario if faults else replace(scenario, faults=())
     tried = tuple(seeds)
-    first = oracle_fails(WorldSession, sc, tried, era)
+    first = oracle_fails(loop or WorldSession, sc, tried, era)
     if first is None:
         return Solvability(sc.name, True, faults, seeds=tried)
     assert isinstance(first, WorldSession)

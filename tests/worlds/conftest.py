@@ -1,6 +1,7 @@
-"""The world tests need AgentDojo (the ``[worlds]`` extra); without it they fail or skip, and say why.
+"""The world tests need AgentDojo (the ``[worlds]`` extra), and those of BFCL (``test_bfcl*.py``)
+bfcl-eval too (docs/worlds.md); without them they fail or skip, and say why.
 
-Every test under ``tests/worlds`` is marked ``worlds``. Where the pinned AgentDojo is not
+Every test under ``tests/worlds`` is marked ``worlds``. Where the pinned package is not
 installed each fails with one line when ``HARNESS_WORLDS_REQUIRED=1`` (``.ci/run`` sets it, so
 CI never passes by skipping them), and skips with that line otherwise (a developer who did not
 install the extra still runs everything else). The tests that show what happens without the
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.worlds import bfcl
 from harness.worlds.agentdojo import missing
 
 HERE = Path(__file__).parent
@@ -32,6 +34,8 @@ def _agentdojo(request: pytest.FixtureRequest) -> None:
     if request.node.get_closest_marker("without_agentdojo") is not None:
         return
     why = missing()
+    if why is None and Path(str(request.node.fspath)).name.startswith("test_bfcl"):
+        why = bfcl.missing()
     if why is None:
         return
     if os.environ.get(REQUIRED) == "1":

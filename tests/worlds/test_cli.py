@@ -13,14 +13,14 @@ from helpers.cli import cli
 from harness.batch.results import load_run
 from harness.report.curves import ESTIMANDS
 from harness.view.run import RunView
-from harness.worlds import agentdojo
+from harness.worlds import agentdojo, bfcl
 
 
 def test_harness_list_json_lists_every_agentdojo_task_of_the_four_suites(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, _ = cli(["list", "--json"], capsys)
-    worlds = json.loads(out)["worlds"]
+    worlds = {k: v for k, v in json.loads(out)["worlds"].items() if k.startswith("agentdojo/")}
     assert code == 0 and len(worlds) >= 80
     assert {name.split("/")[1] for name in worlds} == {"banking", "slack", "travel", "workspace"}
     assert worlds["agentdojo/banking/user_task_0"] == " ".join(
@@ -105,11 +105,15 @@ def test_without_the_extra_harness_list_still_lists_and_says_so_in_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(agentdojo, "installed_version", lambda: None)
+    monkeypatch.setattr(bfcl, "installed_version", lambda: None)
     code, out, err = cli(["list", "--json"], capsys)
     listed = json.loads(out)
     assert code == 0 and listed["worlds"] == {} and "flaky_weather" in listed["scenarios"]
-    assert err.strip().splitlines() == [f"harness list: world scenarios need AgentDojo: {agentdojo.INSTALL} "
-                                        f"(installs agentdojo=={agentdojo.PINNED})"]  # fmt: skip
+    assert err.strip().splitlines() == [
+        f"harness list: world scenarios need AgentDojo: {agentdojo.INSTALL} "
+        f"(installs agentdojo=={agentdojo.PINNED})",
+        f"harness list: BFCL scenarios need bfcl-eval: {bfcl.INSTALL}",
+    ]
 
 
 def test_harness_worlds_events_says_for_each_pair_whether_it_is_a_fair_test(
