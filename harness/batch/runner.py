@@ -371,7 +371,7 @@ def git_sha() -> str:
 def package_versions() -> dict[str, str]:
     out = {}
     for name in ("numpy", "pandas", "pyarrow", "scipy", "orjson", "msgspec", "dask", "distributed", "mcp",
-                 "agentdojo"):  # fmt: skip
+                 "agentdojo", "bfcl-eval", "mpmath"):  # fmt: skip
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -38,8 +38,8 @@ BLOCK_NAMES: tuple[str, ...] = (
     "study-shares", "study-sources", "study-families", "study-features", "study-harm",
     "template-shares", "template-features", "default-compare", "default-table", "default-findings",
     "compare-glossary",
-    "worlds-curves", "worlds-blind-curves", "worlds-headline", "worlds-blind", "worlds-kinds",
-    "worlds-blind-kinds", "worlds-security",
+    "worlds-curves", "worlds-curves-families", "worlds-blind-curves", "worlds-headline", "worlds-blind",
+    "worlds-kinds", "worlds-blind-kinds", "worlds-security",
     "worlds-extraction", "worlds-events", "worlds-events-list", "worlds-events-success", "worlds-dead",
     "worlds-controls", "worlds-hosts", "study-kinds",
     "study-rewrites",
@@ -222,11 +222,20 @@ def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: 
     return _table(head, body)
 
 
+FAMILY_ROWS: tuple[str, ...] = ("agentdojo", "bfcl", "bfcl/upstream", "bfcl/raised", "all worlds")
+"""The rows of the README's headline: per world family, BFCL per condition, every world."""
+
+
 def _curves(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: str, what: str,
-            sides: tuple[str, str]) -> str:  # fmt: skip
+            sides: tuple[str, str], groups: Sequence[str] | None = None) -> str:  # fmt: skip
     """A budget-free table's rows of one comparison (:func:`harness.report.curves.curve_table`): the
-    restricted means of calls and steps, and Δ S at each fixed budget with its adjusted p."""
+    restricted means of calls and steps, and Δ S at each fixed budget with its adjusted p (only
+    the rows of ``groups``, in that order, when given; their p-values adjusted over every row)."""
     chosen = [r for r in rows if r[first] == value and r["other"] == other]
+    if groups is not None:
+        chosen = sorted(
+            (r for r in chosen if r["group"] in groups), key=lambda r: list(groups).index(r["group"])
+        )
     by: dict[str, dict[str, Mapping[str, Any]]] = {}
     for r in chosen:
         by.setdefault(r["group"], {})[r["estimand"]] = r
@@ -416,6 +425,9 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         "compare-glossary": _glossary,
         "worlds-curves": lambda: _curves(
             worlds()["curves"], "agent", "reader", "collapse", "world", ("is_error", "collapse")
+        ),
+        "worlds-curves-families": lambda: _curves(
+            worlds()["curves"], "agent", "reader", "collapse", "world", ("is_error", "collapse"), FAMILY_ROWS
         ),
         "worlds-blind-curves": lambda: _curves(
             worlds()["blind_curves"], "strategy", "is_error", "reader", "world", ("blind", "reader")

@@ -85,7 +85,9 @@ def build_grid(
                 sources[name] = world_source(name)
             continue
         if not spec.endswith(".toml") and spec not in list_scenarios():
-            raise unknown_name("scenario", spec, [*list_scenarios(), "agentdojo/<suite>[/<task>]"])
+            raise unknown_name(
+                "scenario", spec, [*list_scenarios(), "agentdojo/<suite>[/<task>]", "bfcl/<category>[/<id>]"]
+            )
         scenario = load_scenario(spec)
         names.append(scenario.name)
         if spec != scenario.name:
@@ -493,7 +495,8 @@ def line_progress(total: int, done: int) -> Advance:
     "--worlds",
     is_flag=True,
     help="With --study: the worlds' study instead (docs/worlds.md): every AgentDojo task under our "
-    "upstream faults, each admitted world event and both injection conditions; needs the [worlds] extra.",
+    "upstream faults, each admitted world event and both injection conditions, and every fourth BFCL "
+    "multi-turn task under upstream and raised; needs the [worlds] and [bfcl] extras.",
 )
 @llm_options
 @click.option(

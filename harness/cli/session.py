@@ -96,8 +96,8 @@ def command(
     replay: bool,
     server: str | None = None,
 ) -> int:
-    """Run SCENARIO (a shipped name, a .toml path or a world's task, agentdojo/<suite>/<task>)
-    once and print its record."""
+    """Run SCENARIO (a shipped name, a .toml path or a world's task, agentdojo/<suite>/<task> or
+    bfcl/<category>/<id>) once and print its record."""
     from harness.batch.grid import parse_sets
     from harness.sim.registry import split_agent_params
     from harness.sim.scenario import Scenario, load_scenario

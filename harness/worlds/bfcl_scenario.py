@@ -8,7 +8,7 @@ the error condition (:data:`CONDITIONS`):
 * none (**native**): BFCL's own failures arrive as its environment returns them, ordinary results
   whose text says it failed (``{"error": "..."}``), under every strategy alike; no fault of ours;
 * ``upstream``: our upstream faults on the plan's tools, drawn as on AgentDojo's tasks
-  (:func:`harness.worlds.scenario.draw_faults`), BFCL's own failures native;
+  (:func:`harness.worlds.task.draw_faults`), BFCL's own failures native;
 * ``raised``: the same faults, drawn alike, and BFCL's own failures, in the same words, raised by
   the tool's handler, so that the strategy decides what the agent sees of those too
   (``is_error``, ``masked``, ``collapse``...).
@@ -23,7 +23,7 @@ reach the agent.
 What is BFCL's: the tools (its function docs; a ``miss_func`` task's held-out functions listed
 only from their turn on), the turns, the plan (each turn's ground truth, in order) and the judge
 (:meth:`harness.worlds.bfcl.Episode.verdict`). What is ours: the condition, the faults and the
-step budget (:data:`harness.worlds.scenario.STEPS_BASE` + ``STEPS_PER_CALL`` per planned call +
+step budget (:data:`harness.worlds.task.STEPS_BASE` + ``STEPS_PER_CALL`` per planned call +
 one step per turn, the agent's answer that ends it).
 """
 
@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 from harness.errors import UserError, unknown_name
 from harness.sim.scenario import Option, Scenario, Subgoal, Task
 from harness.worlds import SOURCE_PREFIX, bfcl
-from harness.worlds.scenario import STEPS_BASE, STEPS_PER_CALL, WorldScenario, draw_faults
+from harness.worlds.task import STEPS_BASE, STEPS_PER_CALL, WorldScenario, draw_faults
 
 WORLD = bfcl.WORLD
 NATIVE = "native"

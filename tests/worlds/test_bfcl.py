@@ -333,3 +333,13 @@ def test_each_turn_starts_the_agent_afresh_on_that_turn_s_message_and_plan() -> 
         (o.tool, t)
         for t, o in zip([t for t in range(len(sc.turns)) if sc.turn_task(t).subgoals], expected, strict=True)
     ]
+
+
+@pytest.mark.parametrize("agent", ["naive", "retry", "reader", "refresher", "blind", "oracle"])
+def test_every_scripted_agent_ends_a_turn_that_asks_for_no_call_and_goes_on(agent: str) -> None:
+    # multi_turn_miss_param's third turn leaves out a parameter: its ground truth is no call at all.
+    sc = load("bfcl/multi_turn_miss_param/0")
+    assert [t for t in range(len(sc.turns)) if not sc.turn_task(t).subgoals]
+    result, lines = _trace("bfcl/multi_turn_miss_param/0", agent)
+    assert result.status == "ok", result.error
+    assert max(line.get("turn", 0) for line in lines) == len(sc.turns) - 1

@@ -35,7 +35,7 @@ def test_the_shipped_scenarios_cover_every_fault_kind_explicit_and_implicit_and_
     scenarios = [load_scenario(n) for n in SHIPPED]
     kinds = {r.kind for s in scenarios for r in s.faults}
     # The kinds of issue 18 are left out of the shipped scenarios, so that the default run keeps
-    # its rows; tests/sim/test_issue18_faults.py runs each in a scenario of its own.
+    # its rows; tests/sim/test_fault_kinds.py runs each in a scenario of its own.
     assert kinds == set(FAULT_KINDS) - set(ISSUE_18_KINDS)
     assert {r.explicit for s in scenarios for r in s.faults} == {True, False}
     events = {(e.kind, e.notify) for s in scenarios for e in s.events}

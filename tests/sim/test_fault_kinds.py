@@ -1,4 +1,4 @@
-"""Issue 18's faults and messages, each in a scenario whose behaviour is known.
+"""The fault kinds and message qualities, each in a scenario whose behaviour is known.
 
 Message quality (explicit, vague, absent, misleading, adversarial, or a scenario's own text),
 the kinds futile_outage, post_commit, silent_noop, stale, wrong_units and partial, and the
