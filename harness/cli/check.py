@@ -34,9 +34,9 @@ from harness.errors import UserError
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per scenario, one per line.")
 def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
     """Lint SCENARIOS (shipped names, .toml paths or world tasks such as agentdojo/banking or
-    bfcl/multi_turn_base; default: every shipped one) and check that the oracle can solve each. Exit 2 when one does
-    not load (a mistake in the file, as every command says), else 1 when one is unsolvable,
-    else 0."""
+    bfcl/multi_turn_base; default: every shipped one) and check that the oracle can solve each.
+    Exit 2 when one does not load (a mistake in the file, as every command says), else 1 when
+    one is unsolvable, else 0."""
     from harness.sim.scenario import list_scenarios, load_scenario
     from harness.sim.served import has_server_table, load_served
     from harness.sim.session import oracle_check
