@@ -140,6 +140,42 @@ def test_world_session_beside_a_native_one(benchmark: BenchmarkFixture, task: st
     assert result.success and result.judge == "agentdojo"
 
 
+BFCL_TASKS = ("bfcl/multi_turn_base/0", "bfcl/multi_turn_long_context/0")
+"""BFCL sessions beside the native one: a base task (4 turns, 7 planned calls) and its long-context
+twin (the same calls on a far larger file system)."""
+
+
+@pytest.mark.parametrize("task", BFCL_TASKS)
+def test_bfcl_session_beside_a_native_one(benchmark: BenchmarkFixture, task: str) -> None:
+    """One ``naive`` BFCL session with no faults: BFCL's fresh instances, run by its own runner
+    behind the MCP core, turn by turn, and its own checker. ``ratio_to_baseline`` as above."""
+    from harness.worlds.bfcl import missing
+
+    why = missing()
+    if why is not None:
+        pytest.skip(why)
+    from harness.batch.kinds import kind_for
+    from harness.worlds.scenario import load_world
+
+    scenario = load_world(task)
+    kind = kind_for(scenario)
+    first = kind.run_session(scenario, "naive", "is_error", 0)  # type: ignore[attr-defined]
+    if first.status != "ok" or not first.success:
+        pytest.skip(f"{task} did not run as planned: {first.status} {first.error}")
+    tag(
+        benchmark,
+        key=f"sessions/world/{task}",
+        group="sessions",
+        op=f"session-bfcl-{first.tool_calls}",
+        layer="BFCL_KIND.run_session",
+        codec="json",
+        baseline="sessions/scripted-20",
+    )
+    seeds = iter(range(10**9))
+    result = benchmark(lambda: kind.run_session(scenario, "naive", "is_error", next(seeds)))  # type: ignore[attr-defined]
+    assert result.success and result.judge == "bfcl"
+
+
 @pytest.mark.parametrize("source", ["template", "jsonschema", "pydantic", "fastmcp", "harvested"])
 def test_scripted_session_by_source(benchmark: BenchmarkFixture, source: str) -> None:
     """What a fault's text costs by where it comes from: ``travel_day`` (five faults of five

@@ -343,3 +343,18 @@ def test_every_scripted_agent_ends_a_turn_that_asks_for_no_call_and_goes_on(agen
     result, lines = _trace("bfcl/multi_turn_miss_param/0", agent)
     assert result.status == "ok", result.error
     assert max(line.get("turn", 0) for line in lines) == len(sc.turns) - 1
+
+
+def test_the_worlds_study_holds_both_families_and_without_bfcl_eval_refuses_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.worlds.scenario import study_names
+
+    names = study_names()
+    bfcl_names = [n for n in names if n.startswith("bfcl/")]
+    assert bfcl_names and [n for n in names if n.startswith("agentdojo/")]
+    assert {n.split("/")[1] for n in bfcl_names} == set(bfcl.CATEGORIES)
+    assert {n.split("/")[3] for n in bfcl_names} == {"upstream", "raised"}
+    monkeypatch.setattr(bfcl, "installed_version", lambda: None)
+    code, _, err = cli(["run", "--study", "--worlds", "--dry-run"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and bfcl.INSTALL in err
