@@ -12,6 +12,7 @@ A new kind of session is a new row here, and a scenario class whose ``session_ki
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -69,12 +70,13 @@ def source_kind(source: str) -> str:
     source alone, with nothing loaded: what ``harness run`` needs to know before a run (whether
     a real server is involved, whether sessions run in this process)."""
     from harness.sim.served import SERVED_PREFIX
-    from harness.worlds import is_world_name, is_world_source
+    from harness.worlds import BFCL, SOURCE_PREFIX, is_world_name, is_world_source, world_of
 
     if source.startswith(SERVED_PREFIX):
         return "served"
     if is_world_source(source) or is_world_name(source):
-        return "world"
+        name = json.loads(source[len(SOURCE_PREFIX) :])["name"] if is_world_source(source) else source
+        return "bfcl" if world_of(str(name)) == BFCL else "world"
     return "simulated"
 
 

@@ -12,7 +12,8 @@ from the code (:data:`harness.sim.catalogue.CATALOGUE`,
 ``strategies``, ``families``, ``tools`` and ``faults`` -- all six, or only ``tools``/``faults``
 when those flags select them -- then ``agent_knobs`` and ``worlds`` (each world scenario,
 ``agentdojo/<suite>/<task>``, ``bfcl/<category>/<id>``, and its task's prompt; a world whose
-extra is not installed is left out).
+extra is not installed is left out). The text listing shows the worlds per suite or category
+(how many tasks, the first and the last), not each of their 900 tasks.
 Tables are left to wrap at the terminal's width.
 """
 
@@ -115,6 +116,18 @@ def worlds_json() -> dict[str, str]:
             continue
         out.update({name: summary(name) for name in list_world_scenarios(world)})
     return out
+
+
+def worlds_text(worlds: dict[str, str]) -> dict[str, str]:
+    """The worlds as the text listing shows them: per suite or category (``agentdojo/banking``,
+    ``bfcl/multi_turn_base``), its task count, first and last task; ``--json`` lists every task."""
+    by: dict[str, list[str]] = {}
+    for name in worlds:
+        by.setdefault("/".join(name.split("/")[:2]), []).append(name)
+    return {
+        group: f"{len(names)} tasks, {names[0]} to {names[-1]} (each with its prompt: harness list --json)"
+        for group, names in by.items()
+    }
 
 
 def qualities_json() -> dict[str, Any]:
@@ -230,6 +243,8 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
     from rich.table import Table
 
     console = Console(markup=False)  # the texts are the code's, square brackets and all
+    if "worlds" in out:  # 900 tasks: one row per suite or category here, each task in --json
+        out["worlds"] = worlds_text(out["worlds"])
     for title in ("scenarios", "agents", "strategies", "families", "worlds"):
         if title in out:
             table = Table(title=title, title_justify="left")

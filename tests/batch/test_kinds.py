@@ -40,6 +40,7 @@ tool = "write_note"
 arguments = {{ name = "todo.txt", text = "buy milk" }}
 """
 WORLD_TASK = "agentdojo/banking/user_task_0"
+BFCL_TASK = "bfcl/multi_turn_base/0/raised"
 SAME = ("status", "success", "tool_calls", "steps", "trace_hash", "fault_schedule_hash")
 """Columns that tell one session from another: its trace's hash above all."""
 
@@ -47,16 +48,29 @@ SAME = ("status", "success", "tool_calls", "steps", "trace_hash", "fault_schedul
 def mixed(tmp_path: Path) -> tuple[Grid, tuple[tuple[str, str], ...]]:
     path = tmp_path / "notes.toml"
     path.write_text(SERVED, encoding="utf-8")
-    sources = (("notes", served_source(path)), (WORLD_TASK, world_source(WORLD_TASK)))
+    sources = (
+        ("notes", served_source(path)),
+        (WORLD_TASK, world_source(WORLD_TASK)),
+        (BFCL_TASK, world_source(BFCL_TASK)),
+    )
     grid = Grid(
-        ("flaky_weather", WORLD_TASK, "notes"), ("reader",), ("is_error", "collapse"), ("typical",), (0,)
+        ("flaky_weather", WORLD_TASK, "notes", BFCL_TASK),
+        ("reader",),
+        ("is_error", "collapse"),
+        ("typical",),
+        (0,),
     )
     return grid, sources
 
 
 def test_each_source_names_its_kind_without_loading_it(tmp_path: Path) -> None:
     grid, sources = mixed(tmp_path)
-    assert [source_kind(dict(sources).get(s, s)) for s in grid.scenarios] == ["simulated", "world", "served"]
+    assert [source_kind(dict(sources).get(s, s)) for s in grid.scenarios] == [
+        "simulated",
+        "world",
+        "served",
+        "bfcl",
+    ]
     assert grid_kinds(grid.scenarios, sources) == set(KINDS)
 
 

@@ -358,3 +358,13 @@ def test_the_worlds_study_holds_both_families_and_without_bfcl_eval_refuses_in_o
     monkeypatch.setattr(bfcl, "installed_version", lambda: None)
     code, _, err = cli(["run", "--study", "--worlds", "--dry-run"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and bfcl.INSTALL in err
+
+
+def test_the_text_listing_shows_each_category_once_with_its_task_count(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = cli(["list"], capsys)
+    assert code == 0
+    for category in bfcl.CATEGORIES:
+        assert f"bfcl/{category} " in out and f"bfcl/{category}/1 " not in out
+    assert f"{len(bfcl.task_ids('multi_turn_base'))} tasks" in out
