@@ -23,16 +23,10 @@ session adds:
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.protocol.client import MCPClient
-from harness.protocol.memory import InMemoryTransport
-from harness.protocol.server import MCPServer
-from harness.protocol.strategies import ASKING_STRATEGIES
-from harness.protocol.versions import STATELESS_VERSION
 from harness.sim.agent import (
     Finish,
     GiveUp,
@@ -42,7 +36,7 @@ from harness.sim.agent import (
     ToolResult,
     ToolsListed,
 )
-from harness.sim.catalogue import CatalogueTool, World
+from harness.sim.catalogue import World
 from harness.sim.host import Host
 from harness.sim.loop import BaselineCache, LoopKind
 from harness.sim.registry import seed_name
@@ -53,7 +47,7 @@ from harness.worlds import bfcl
 from harness.worlds.agentdojo import WorldToolError
 from harness.worlds.bfcl_scenario import RAISED, BfclScenario
 from harness.worlds.scenario import load_source
-from harness.worlds.session import WorldSession, _never
+from harness.worlds.session import WorldSession
 
 __all__ = ["BFCL_KIND", "BfclSession"]
 
@@ -83,40 +77,17 @@ class BfclSession(WorldSession):
 
     def _build(self) -> Host:
         self.world = bfcl.Episode(self.sc.suite, self.sc.task_id, f"harness_{next(_EPISODES)}")
-        self.server = server = MCPServer(
-            f"{bfcl.WORLD}-{self.sc.suite}",
-            bfcl.installed_version() or "",
-            tool_errors=self.strategy,
-            state_key=hashlib.sha256(
-                f"harness-request-state\x1f{self.sc.name}\x1f{self.seed}".encode()
-            ).digest(),
-        )
+        self.server = self._new_server(f"{bfcl.WORLD}-{self.sc.suite}", bfcl.installed_version() or "")
         held = {name for _, names in self.sc.held for name in names}
         for name in self.specs:
             if name not in held:
                 self._register(name, notify=False)
-        asks = self.strategy in ASKING_STRATEGIES and self.agent.answers_input()
-        self.client = client = MCPClient(
-            InMemoryTransport(server, self.codec, tap=self.trace.wire),
-            protocol_version=self.sc.protocol,
-            mode="legacy" if self.era == "handshake" else STATELESS_VERSION,
-            clock=lambda: self.clock.now,
-            input_handler=self.answer_input if asks else None,
-        )
-        return Host(client, self.host_mode)
+        return self._connect(self.server)
 
     def _register(self, name: str, *, notify: bool) -> None:
         """Serve one BFCL function (``notify``: with list_changed, a held-out one at its turn)."""
-        assert self.server is not None and self.engine is not None
         spec = self.specs[name]
-        tool = CatalogueTool(spec.name, spec.description, spec.input_schema, self._runner(spec.name), _never)
-        self.tools[spec.name] = tool
-        execute = self.engine.execute
-
-        def call(*, _tool: CatalogueTool = tool, **arguments: Any) -> Any:
-            return execute(_tool, arguments)
-
-        self.server.add_tool(spec.name, call, spec.input_schema, spec.description, notify, checked=False)
+        self._serve(spec.name, spec.description, spec.input_schema, self._runner(spec.name), notify=notify)
 
     def _runner(self, name: str) -> Callable[[World, dict[str, Any]], str]:
         raised = self.sc.condition == RAISED

@@ -59,6 +59,10 @@ from harness.worlds.scenario import WorldScenario, load_source
 __all__ = ["WORLD_KIND", "run_world_baseline", "run_world_session", "world_check"]
 
 
+Runner = Callable[[World, dict[str, Any]], str]
+"""How a world tool's call reaches the world: the fault engine's world, the arguments; the text."""
+
+
 def _never(world: World, arguments: dict[str, Any]) -> str:
     raise AssertionError("a world tool has no lookalike answer: no content-answering fault strikes it")
 
@@ -132,27 +136,36 @@ class WorldSession(SessionLoop):
             self.change = apply_event(self.episode, self.sc.name, self.sc.condition)
             if self.change is not None:
                 self.trace.note(0, world_event=self.change.to_json())
-        version = agentdojo.installed_version() or ""
-        self.server = server = MCPServer(
-            f"{WORLD}-{self.sc.suite}",
-            version,
-            tool_errors=self.strategy,
-            state_key=hashlib.sha256(
-                f"harness-request-state\x1f{self.sc.name}\x1f{self.seed}".encode()
-            ).digest(),
-        )
-        assert self.engine is not None
-        execute = self.engine.execute
+        self.server = self._new_server(f"{WORLD}-{self.sc.suite}", agentdojo.installed_version() or "")
         for spec in agentdojo.tools(self.sc.suite):
-            tool = CatalogueTool(
-                spec.name, spec.description, spec.input_schema, self._runner(spec.name), _never
-            )
-            self.tools[spec.name] = tool
+            self._serve(spec.name, spec.description, spec.input_schema, self._runner(spec.name))
+        return self._connect(self.server)
 
-            def call(*, _tool: CatalogueTool = tool, **arguments: Any) -> Any:
-                return execute(_tool, arguments)
+    def _new_server(self, name: str, version: str) -> MCPServer:
+        """An ordinary server for the world's tools, the strategy its ``tool_errors``; its request
+        state keyed by the scenario and seed (so a session's trace is the same on every run)."""
+        key = hashlib.sha256(f"harness-request-state\x1f{self.sc.name}\x1f{self.seed}".encode()).digest()
+        return MCPServer(name, version, tool_errors=self.strategy, state_key=key)
 
-            server.add_tool(spec.name, call, spec.input_schema, spec.description, checked=False)
+    def _serve(
+        self, name: str, description: str, schema: dict[str, Any], runner: Runner, *, notify: bool = False
+    ) -> None:
+        """Serve one world tool behind our fault rules (``notify``: with list_changed, a tool that
+        arrives mid-session); its arguments reach the world unchecked, so the world's own
+        validation answers."""
+        assert self.server is not None and self.engine is not None
+        tool = CatalogueTool(name, description, schema, runner, _never)
+        self.tools[name] = tool
+        execute = self.engine.execute
+
+        def call(*, _tool: CatalogueTool = tool, **arguments: Any) -> Any:
+            return execute(_tool, arguments)
+
+        self.server.add_tool(name, call, schema, description, notify, checked=False)
+
+    def _connect(self, server: MCPServer) -> Host:
+        """The client (of the run's era, answering input where the strategy asks and the agent
+        can) on the in-memory transport, and the host in front of it."""
         asks = self.strategy in ASKING_STRATEGIES and self.agent.answers_input()
         self.client = client = MCPClient(
             InMemoryTransport(server, self.codec, tap=self.trace.wire),

@@ -104,26 +104,40 @@ def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture, era: str)
     assert result.tool_calls == 20 and result.status == "ok"
 
 
-WORLD_TASKS = ("agentdojo/banking/user_task_1", "agentdojo/workspace/user_task_0")
-"""A world session beside the native one: the smallest suite (two planned calls) and the largest
-(one call, and the environment and judge that cost most)."""
+WORLD_TASKS = (
+    "agentdojo/banking/user_task_1",
+    "agentdojo/workspace/user_task_0",
+    "bfcl/multi_turn_base/0",
+    "bfcl/multi_turn_long_context/0",
+)
+"""World sessions beside the native one: AgentDojo's smallest suite (two planned calls) and its
+largest (one call, and the environment and judge that cost most); a BFCL base task (4 turns) and
+its long-context twin (the same calls on a far larger file system)."""
+LAYERS = {"world": "run_world_session", "bfcl": "BFCL_KIND.run_session"}
 
 
 @pytest.mark.parametrize("task", WORLD_TASKS)
 def test_world_session_beside_a_native_one(benchmark: BenchmarkFixture, task: str) -> None:
-    """One ``naive`` world session with no faults (``harness.worlds``): AgentDojo's fresh
-    environment, its runtime behind the MCP core, and its judge. ``ratio_to_baseline`` is its rate
-    over the native scripted 20-call session's from the same run (``sessions/scripted-20``)."""
-    from harness.worlds.agentdojo import missing
+    """One ``naive`` world session with no faults (``harness.worlds``): the world's fresh
+    environment, its runtime behind the MCP core, and its judge (AgentDojo's utility, BFCL's
+    checker). ``ratio_to_baseline`` is its rate over the native scripted 20-call session's from the
+    same run (``sessions/scripted-20``)."""
+    from harness.worlds import world_of
+    from harness.worlds.scenario import world_missing
 
-    why = missing()
+    world = world_of(task)
+    assert world is not None
+    why = world_missing(world)
     if why is not None:
         pytest.skip(why)
+    from harness.batch.kinds import kind_for
+    from harness.sim.loop import LoopKind
     from harness.worlds.scenario import load_world
-    from harness.worlds.session import run_world_session
 
     scenario = dataclasses.replace(load_world(task), faults=())  # its own baseline, as the native one
-    first = run_world_session(scenario, "naive", "is_error", 0)
+    kind = kind_for(scenario)
+    assert isinstance(kind, LoopKind)
+    first = kind.run_session(scenario, "naive", "is_error", 0)
     if first.status != "ok" or not first.success:
         pytest.skip(f"{task} did not run as planned: {first.status} {first.error}")
     tag(
@@ -131,49 +145,13 @@ def test_world_session_beside_a_native_one(benchmark: BenchmarkFixture, task: st
         key=f"sessions/world/{task}",
         group="sessions",
         op=f"session-world-{first.tool_calls}",
-        layer="run_world_session",
+        layer=LAYERS[kind.name],
         codec="json",
         baseline="sessions/scripted-20",
     )
     seeds = iter(range(10**9))
-    result = benchmark(lambda: run_world_session(scenario, "naive", "is_error", next(seeds)))
-    assert result.success and result.judge == "agentdojo"
-
-
-BFCL_TASKS = ("bfcl/multi_turn_base/0", "bfcl/multi_turn_long_context/0")
-"""BFCL sessions beside the native one: a base task (4 turns, 7 planned calls) and its long-context
-twin (the same calls on a far larger file system)."""
-
-
-@pytest.mark.parametrize("task", BFCL_TASKS)
-def test_bfcl_session_beside_a_native_one(benchmark: BenchmarkFixture, task: str) -> None:
-    """One ``naive`` BFCL session with no faults: BFCL's fresh instances, run by its own runner
-    behind the MCP core, turn by turn, and its own checker. ``ratio_to_baseline`` as above."""
-    from harness.worlds.bfcl import missing
-
-    why = missing()
-    if why is not None:
-        pytest.skip(why)
-    from harness.batch.kinds import kind_for
-    from harness.worlds.scenario import load_world
-
-    scenario = load_world(task)
-    kind = kind_for(scenario)
-    first = kind.run_session(scenario, "naive", "is_error", 0)  # type: ignore[attr-defined]
-    if first.status != "ok" or not first.success:
-        pytest.skip(f"{task} did not run as planned: {first.status} {first.error}")
-    tag(
-        benchmark,
-        key=f"sessions/world/{task}",
-        group="sessions",
-        op=f"session-bfcl-{first.tool_calls}",
-        layer="BFCL_KIND.run_session",
-        codec="json",
-        baseline="sessions/scripted-20",
-    )
-    seeds = iter(range(10**9))
-    result = benchmark(lambda: kind.run_session(scenario, "naive", "is_error", next(seeds)))  # type: ignore[attr-defined]
-    assert result.success and result.judge == "bfcl"
+    result = benchmark(lambda: kind.run_session(scenario, "naive", "is_error", next(seeds)))
+    assert result.success and result.judge == world
 
 
 @pytest.mark.parametrize("source", ["template", "jsonschema", "pydantic", "fastmcp", "harvested"])
