@@ -37,14 +37,18 @@ id; an episode uses a model name of its own and drops its instances when it ends
 from __future__ import annotations
 
 import ast
+import collections
+import contextlib
+import contextvars
 import copy
 import functools
 import importlib
 import inspect
 import json
+import math
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
 from typing import Any
@@ -327,6 +331,48 @@ def plan(category: str, task_id: str) -> Plan:
 
 # -- an episode -----------------------------------------------------------------------------------
 
+VERDICTS = 4096
+"""Verdicts a process keeps (:data:`_VERDICTS`)."""
+_VERDICTS: collections.OrderedDict[tuple[str, str, tuple[tuple[str, ...], ...]], dict[str, Any]] = (
+    collections.OrderedDict()
+)
+"""BFCL's verdicts by (category, task, each turn's calls), the least recently used dropped first.
+
+Why a memo: BFCL's checker is a function of the task and the calls alone (it replays both the
+calls and the ground truth on fresh instances of its own, whose randomness is seeded from the
+task's own config), and it is about half of a BFCL session's time. Sessions of one task that make
+the same calls (agents and strategies that walk alike, seed after seed) get the same verdict, so
+it is asked once. :func:`plain` skips it; ``tests/worlds/test_bfcl.py`` holds the two equal."""
+
+_plain: contextvars.ContextVar[bool] = contextvars.ContextVar("bfcl_plain", default=False)
+
+
+@contextlib.contextmanager
+def plain() -> Iterator[None]:
+    """BFCL's own paths alone: its runner for every call (skipping :meth:`Episode._call`) and its
+    checker for every verdict (skipping :data:`_VERDICTS`), which the shortcuts are tested
+    against."""
+    token = _plain.set(True)
+    try:
+        yield
+    finally:
+        _plain.reset(token)
+
+
+def _plain_values(value: Any) -> bool:
+    """Whether a call's values cross the runner's ``repr``/``eval`` unchanged: JSON's, every float
+    finite, every key a name (the runner refuses a key that is none)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and k.isidentifier() for k in value) and all(
+            _plain_values(v) for v in value.values()
+        )
+    if isinstance(value, list):
+        return all(_plain_values(v) for v in value)
+    return value is None or isinstance(value, str | int | bool)
+
+
 ERROR_PREFIX = "Error during execution: "
 """How BFCL's runner words an exception a function raised (its ``execute_multi_turn_func_call``)."""
 
@@ -360,6 +406,7 @@ class Episode:
         self.calls: list[list[str]] = [[] for _ in self.entry["ground_truth"]]
         """Each turn's calls that reached the environment, as BFCL's decoded output writes them."""
         self.results: list[tuple[str, dict[str, Any], str]] = []
+        self.methods: dict[str, Any] | None = None
         _, self.instances = self._execute([])
 
     @property
@@ -377,11 +424,47 @@ class Episode:
         """Run one call in this world, at the current turn; its result in BFCL's words (a failure
         too: an ordinary result whose text says so, as BFCL's runner returns it)."""
         call = call_string(function, arguments)
-        results, _ = self._execute([call])
+        fast = None if _plain.get() else self._call(function, arguments)
+        text = fast if fast is not None else str(self._execute([call])[0][0])
         self.calls[self.turn].append(call)
-        text = str(results[0])
         self.results.append((function, dict(arguments), text))
         return text
+
+    def _call(self, function: str, arguments: Mapping[str, Any]) -> str | None:
+        """The shortcut beside BFCL's runner: the same instance's method called with the same
+        values, its result or exception worded as the runner words it. The runner, per call, lists
+        every method of every instance (``inspect.getmembers``, half of a session's time once the
+        verdicts are memoized) and ``eval`` s the call string; here the methods are listed once
+        per episode. None (take the runner) for anything it is not held equal to the runner on
+        (``tests/worlds/test_bfcl.py``): a name that is no public method, a value that is no
+        finite JSON value."""
+        method = self._methods().get(function)
+        if method is None or not _plain_values(arguments):
+            return None
+        try:
+            result = method(**copy.deepcopy(dict(arguments)))
+        except Exception as exc:  # the runner's own catch-all, worded as it words it
+            return f"{ERROR_PREFIX}{exc}"
+        if type(result) is str:
+            return result
+        if type(result) is dict:
+            try:
+                return json.dumps(result)
+            except (TypeError, ValueError):
+                return str(result)
+        return str(result)
+
+    def _methods(self) -> dict[str, Any]:
+        """Each public method name of the instances, bound to its instance, a later class's over an
+        earlier one's (as the runner maps them); listed once per episode."""
+        if self.methods is None:
+            self.methods = {
+                name: method
+                for instance in self.instances.values()
+                for name, method in inspect.getmembers(instance, predicate=inspect.ismethod)
+                if not name.startswith("_")
+            }
+        return self.methods
 
     def state(self) -> dict[str, Any]:
         """The instances' public attributes (what BFCL's state check compares), copied."""
@@ -401,12 +484,25 @@ class Episode:
                 "error_type": "multi_turn:force_terminated",
                 "error_message": f"the session reached {turns_reached} of {len(truth)} turns",
             }
+        key = (self.category, self.task_id, tuple(tuple(turn) for turn in self.calls))
+        if not _plain.get() and key in _VERDICTS:
+            _VERDICTS.move_to_end(key)
+            return copy.deepcopy(_VERDICTS[key])
+        found = self._check()
+        _VERDICTS[key] = copy.deepcopy(found)
+        if len(_VERDICTS) > VERDICTS:
+            _VERDICTS.popitem(last=False)
+        return found
+
+    def _check(self) -> dict[str, Any]:
+        """BFCL's ``multi_turn_checker`` itself, on this episode's calls: it replays them, and the
+        ground truth, on fresh instances of its own."""
         checker = importlib.import_module(f"{MODULE}.eval_checker.multi_turn_eval.multi_turn_checker")
         decoded = [[[call] for call in turn] for turn in self.calls]
         category = self.entry["id"].rsplit("_", 1)[0]
         try:
             found: dict[str, Any] = checker.multi_turn_checker(
-                decoded, truth, self.entry, category, self.model
+                decoded, self.entry["ground_truth"], self.entry, category, self.model
             )
         finally:
             self._drop(f"{self.model}_")

@@ -4,6 +4,7 @@ functions registered mid-session, its own checker as the judge (harness.worlds.b
 from __future__ import annotations
 
 import ast
+import collections
 import io
 import json
 import re
@@ -199,6 +200,7 @@ def test_success_is_bfcl_s_own_checker_s_verdict_on_what_reached_its_environment
         return {"valid": True}
 
     monkeypatch.setattr(checker, "multi_turn_checker", says_yes)
+    monkeypatch.setattr(bfcl, "_VERDICTS", collections.OrderedDict())  # the checker asked anew
     result, _ = _trace("bfcl/multi_turn_base/3", _Idle())
     assert result.success and seen == [[[] for _ in load("bfcl/multi_turn_base/3").turns]]
 
@@ -368,3 +370,128 @@ def test_the_text_listing_shows_each_category_once_with_its_task_count(
     for category in bfcl.CATEGORIES:
         assert f"bfcl/{category} " in out and f"bfcl/{category}/1 " not in out
     assert f"{len(bfcl.task_ids('multi_turn_base'))} tasks" in out
+
+
+# -- the verdicts' memo beside BFCL's checker ------------------------------------------------------
+
+
+def _row(result: Any) -> dict[str, Any]:
+    row = dict(result.to_row())
+    row.pop("wall_time_s")
+    return row
+
+
+def test_sessions_judged_through_the_verdicts_memo_are_the_checker_s_in_every_column_but_wall_time() -> None:
+    # Each session twice with the memo (the second a hit), then with the checker asked every time.
+    names = [
+        f"bfcl/{c}/{i}/{cond}"
+        for c in bfcl.CATEGORIES
+        for i in bfcl.task_ids(c)[::50]
+        for cond in ("raised", "upstream")
+    ]
+    hits = 0
+    for name in names:
+        for agent in ("naive", "reader", "refresher", "oracle"):
+            for strategy, seed in (("is_error", 0), ("collapse", 0), ("is_error", 1)):
+                before = len(bfcl._VERDICTS)
+                first, first_lines = _trace(name, agent, strategy, seed)
+                again, again_lines = _trace(name, agent, strategy, seed)
+                hits += len(bfcl._VERDICTS) == before
+                with bfcl.plain():
+                    plain, plain_lines = _trace(name, agent, strategy, seed)
+                assert _row(first) == _row(again) == _row(plain), (name, agent, strategy, seed)
+                assert first_lines == again_lines == plain_lines
+    assert hits > 0  # some sessions met a verdict already asked for
+
+
+def test_a_memo_hit_gives_a_verdict_of_its_own() -> None:
+    episode = bfcl.Episode("multi_turn_base", "0", "harness_test_memo")
+    try:
+        first = episode.verdict(len(episode.entry["ground_truth"]))
+        first["valid"] = "changed by a caller"
+        again = episode.verdict(len(episode.entry["ground_truth"]))
+    finally:
+        episode.close()
+    assert again["valid"] is not first["valid"]
+
+
+# -- the call shortcut beside BFCL's runner --------------------------------------------------------
+
+
+def _both(
+    category: str, task_id: str, calls: list[tuple[str, dict[str, Any]]]
+) -> list[tuple[list[str], Any]]:
+    """Each call's text and the world after them, through the shortcut and through the runner."""
+    out = []
+    for plain in (False, True):
+        episode = bfcl.Episode(category, task_id, f"harness_test_call_{plain}")
+        try:
+            if plain:
+                with bfcl.plain():
+                    texts = [episode.run(f, a) for f, a in calls]
+            else:
+                texts = [episode.run(f, a) for f, a in calls]
+            out.append((texts, episode.state()))
+        finally:
+            episode.close()
+    return out
+
+
+@pytest.mark.parametrize(
+    ("function", "arguments"),
+    [
+        ("cd", {"folder": "document"}),
+        ("cd", {"folder": "nowhere"}),  # BFCL's own failure, as a result
+        ("cd", {"folder": 3}),  # a wrong type, as the method meets it
+        ("cd", {"where": "document"}),  # an argument the method does not take
+        ("mkdir", {"dir_name": "temp"}),
+        ("ls", {"a": True}),
+        ("echo", {"content": "x", "file_name": "n.txt"}),
+        ("mean", {"numbers": [1.5, 2, 3]}),  # MathAPI: its answer a dict of a float
+        ("mean", {"numbers": [float("inf")]}),  # no JSON value: the runner's path
+        ("nope", {}),  # no method of any instance: the runner's path
+    ],
+)
+def test_a_call_through_the_shortcut_gives_the_runner_s_text_and_leaves_the_same_world(
+    function: str, arguments: dict[str, Any]
+) -> None:
+    (fast, fast_world), (plain, plain_world) = _both(
+        "multi_turn_base", "15", [(function, arguments)]
+    )  # files, math
+    assert fast == plain and fast_world == plain_world
+
+
+def test_every_served_function_through_the_shortcut_answers_as_through_the_runner() -> None:
+    # Called bare, each function meets its own refusal (a missing argument, or the runner's own
+    # refusal of a name it does not allow): the same words both ways.
+    seen: set[str] = set()
+    for category in bfcl.CATEGORIES:
+        for task_id in bfcl.task_ids(category):
+            classes = tuple(bfcl.entry(category, task_id)["involved_classes"])
+            if set(classes) <= seen:
+                continue
+            seen.update(classes)
+            calls = [(spec.name, {}) for spec in bfcl.tools(category, task_id).all()]
+            (fast, fast_world), (plain, plain_world) = _both(category, task_id, calls)
+            assert fast == plain and fast_world == plain_world, (category, task_id)
+    assert len(seen) >= 8
+
+
+def test_sessions_through_both_shortcuts_are_bfcl_s_own_paths_in_every_column_but_wall_time() -> None:
+    names = [
+        f"bfcl/{c}/{i}/{cond}"
+        for c in bfcl.CATEGORIES
+        for i in bfcl.task_ids(c)[::40]
+        for cond in ("raised", "upstream")
+    ]
+    compared = 0
+    for name in names:
+        for agent in ("naive", "reader", "refresher", "blind"):
+            for strategy in ("is_error", "collapse"):
+                fast, fast_lines = _trace(name, agent, strategy, 1)
+                with bfcl.plain():
+                    plain, plain_lines = _trace(name, agent, strategy, 1)
+                assert _row(fast) == _row(plain), (name, agent, strategy)
+                assert fast_lines == plain_lines
+                compared += 1
+    assert compared >= 200
