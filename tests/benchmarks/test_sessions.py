@@ -154,6 +154,43 @@ def test_world_session_beside_a_native_one(benchmark: BenchmarkFixture, task: st
     assert result.success and result.judge == world
 
 
+def test_bfcl_session_on_bfcl_s_own_paths(benchmark: BenchmarkFixture) -> None:
+    """The BFCL base session above with both shortcuts off (``harness.worlds.bfcl.plain``: BFCL's
+    runner for every call, its checker for every verdict). ``ratio_to_baseline`` is its rate over
+    the shortcuts' from the same run (``sessions/world/bfcl/multi_turn_base/0``)."""
+    from harness.worlds.scenario import world_missing
+
+    why = world_missing("bfcl")
+    if why is not None:
+        pytest.skip(why)
+    from harness.batch.kinds import kind_for
+    from harness.sim.loop import LoopKind
+    from harness.worlds import bfcl
+    from harness.worlds.scenario import load_world
+
+    task = "bfcl/multi_turn_base/0"
+    scenario = dataclasses.replace(load_world(task), faults=())
+    kind = kind_for(scenario)
+    assert isinstance(kind, LoopKind)
+    tag(
+        benchmark,
+        key=f"sessions/world/{task}/plain",
+        group="sessions",
+        op="session-world-plain",
+        layer=LAYERS[kind.name],
+        codec="json",
+        baseline=f"sessions/world/{task}",
+    )
+    seeds = iter(range(10**9))
+
+    def plain() -> Any:
+        with bfcl.plain():
+            return kind.run_session(scenario, "naive", "is_error", next(seeds))
+
+    result = benchmark(plain)
+    assert result.success and result.judge == "bfcl"
+
+
 @pytest.mark.parametrize("source", ["template", "jsonschema", "pydantic", "fastmcp", "harvested"])
 def test_scripted_session_by_source(benchmark: BenchmarkFixture, source: str) -> None:
     """What a fault's text costs by where it comes from: ``travel_day`` (five faults of five
