@@ -31,9 +31,7 @@ from harness.sim.agent import (
     Finish,
     GiveUp,
     Observation,
-    RPCErrorObservation,
     Start,
-    ToolResult,
     ToolsListed,
 )
 from harness.sim.catalogue import World
@@ -145,19 +143,8 @@ class BfclSession(WorldSession):
 
     # -- a call -----------------------------------------------------------------------------------
 
-    def before_call(self, tool: str, arguments: dict[str, Any]) -> None:
-        unneeded = tool not in self.needed and self.world is not None
-        self._before = self.world.state() if unneeded and self.world is not None else None
-
-    def send(self, tool: str, arguments: dict[str, Any]) -> ToolResult | RPCErrorObservation:
-        assert self.engine is not None and self.host is not None
-        self.engine.last = None
-        obs = self.host.call(tool, arguments)
-        if tool not in self.needed:
-            if self.world is not None and self._before is not None and self.world.state() != self._before:
-                self.harm(tool)
-            self.misled_by(tool)
-        return obs
+    def world_state(self) -> Any:
+        return self.world.state() if self.world is not None else None
 
     # -- the judge --------------------------------------------------------------------------------
 
