@@ -19,11 +19,15 @@ Without a world's package everything else works, and naming its scenario is one 
 
 from __future__ import annotations
 
+import functools
+from importlib import metadata
+
 __all__ = [
     "BFCL",
     "SOURCE_PREFIX",
     "WORLD",
     "WORLDS",
+    "installed",
     "is_world_name",
     "is_world_source",
     "world_of",
@@ -58,3 +62,13 @@ def world_of(spec: str) -> str | None:
 def is_world_source(source: str) -> bool:
     """Whether a batch's scenario source is a world scenario's."""
     return source.startswith(SOURCE_PREFIX)
+
+
+@functools.cache
+def installed(package: str) -> str | None:
+    """A world package's installed version, or None; read once per process (a metadata lookup
+    scans ``sys.path``, and a session asks several times)."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None

@@ -38,10 +38,10 @@ import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from harness.errors import UserError
+from harness.worlds import installed
 
 PACKAGE = "agentdojo"
 PINNED = "0.1.35"
@@ -62,17 +62,8 @@ class WorldMissing(UserError):
 
 
 def installed_version() -> str | None:
-    """The installed ``agentdojo``'s version, or None (read once per process: a metadata lookup
-    scans ``sys.path``, and every session asked for it three times)."""
-    return _installed_version()
-
-
-@functools.cache
-def _installed_version() -> str | None:
-    try:
-        return metadata.version(PACKAGE)
-    except metadata.PackageNotFoundError:
-        return None
+    """The installed package's version, or None (:func:`harness.worlds.installed`)."""
+    return installed(PACKAGE)
 
 
 def missing() -> str | None:

@@ -50,10 +50,11 @@ import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata, resources
+from importlib import resources
 from typing import Any
 
 from harness.errors import UserError, unknown_name
+from harness.worlds import installed
 
 PACKAGE = "bfcl-eval"
 MODULE = "bfcl_eval"
@@ -81,16 +82,8 @@ class BfclMissing(UserError):
 
 
 def installed_version() -> str | None:
-    """The installed bfcl-eval's version, or None (read once per process)."""
-    return _installed_version()
-
-
-@functools.cache
-def _installed_version() -> str | None:
-    try:
-        return metadata.version(PACKAGE)
-    except metadata.PackageNotFoundError:
-        return None
+    """The installed package's version, or None (:func:`harness.worlds.installed`)."""
+    return installed(PACKAGE)
 
 
 def missing() -> str | None:

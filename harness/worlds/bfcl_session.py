@@ -38,7 +38,6 @@ from harness.sim.catalogue import World
 from harness.sim.host import Host
 from harness.sim.loop import BaselineCache, LoopKind
 from harness.sim.registry import seed_name
-from harness.sim.row import SessionResult
 from harness.sim.scenario import Task
 from harness.sim.seeding import derive_seed
 from harness.worlds import bfcl
@@ -181,18 +180,6 @@ class BfclSession(WorldSession):
             return f"the step budget (max_steps = {self.sc.max_steps}) ran out at turn {self.turn + 1}"
         found = self.verdict_found
         return f"BFCL's checker says {found.get('error_type', '')}: {found.get('error_message', '')}"
-
-    def result(self, wall: float) -> SessionResult:
-        assert self.engine is not None
-        return self.record(
-            wall,
-            fault_schedule_hash=self.engine.schedule_hash(),
-            corrupted=0,
-            duplicated_writes=0,
-            judge=bfcl.WORLD,
-            injection="",
-            security_breached=False,
-        )
 
 
 BASELINE_CACHE_SIZE = 1024

@@ -322,7 +322,7 @@ class WorldSession(SessionLoop):
             fault_schedule_hash=self.engine.schedule_hash(),
             corrupted=0,
             duplicated_writes=0,
-            judge=WORLD,
+            judge=self.sc.world,
             injection=self.injection.label if self.injection is not None else "",
             security_breached=self.breached,
         )
