@@ -63,11 +63,11 @@ RUNS: tuple[Run, ...] = (
     Run("default", ()),
     Run("worlds", ("--study", "--worlds")),
     Run("worlds-controls", ("--study", "--worlds", "--agents", "reader,blind", "--strategies",
-                            "is_error,collapse", "--seeds", "2", "--set",
+                            "is_error,collapse", "--seeds", "1", "--set",
                             "agent.order=retry_first,rediscover_first", "--set", "agent.retry_budget=0,1,3",
                             "--set", "agent.backoff=none,exponential")),
     Run("worlds-hosts", ("--study", "--worlds", "--agents", "reader,blind,oracle", "--strategies",
-                         "is_error,collapse", "--hosts", "typical,transparent", "--seeds", "2")),
+                         "is_error,collapse", "--hosts", "typical,transparent", "--seeds", "1")),
     Run("study-rewrites-off", ("--study", "--agents", "reader", "--strategies", "is_error,collapse",
                                "--set", "agent.rewrites=off")),
 )  # fmt: skip
@@ -206,19 +206,36 @@ def _calls(r: Mapping[str, Any]) -> str:
     return signed_interval(r["calls_diff"], r["calls_lo"], r["calls_hi"])
 
 
+def _steps(r: Mapping[str, Any]) -> str:
+    """A row's Δ restricted steps (a failure at the budget) with its interval."""
+    if r.get("steps_diff") is None:
+        return "–"
+    if r["steps_lo"] is None:
+        return f"{r['steps_diff']:+.2f}" + (" (every task alike)" if r["tasks"] > 1 else "")
+    return signed_interval(r["steps_diff"], r["steps_lo"], r["steps_hi"])
+
+
+STEPS_HEAD: tuple[str, ...] = ("Δ steps, failure at budget [95% CI]", "p adj")
+
+
+def _steps_cells(r: Mapping[str, Any]) -> list[str]:
+    return [_steps(r), p_value(r.get("steps_p_adj"))]
+
+
 def _contrast(rows: Sequence[Mapping[str, Any]], first: str, value: str, other: str, what: str,
               sides: tuple[str, str], unit: str = "tasks") -> str:  # fmt: skip
     """A world table's rows of one (agent, other strategy) or (strategy, other agent)."""
     chosen = [r for r in rows if r[first] == value and r["other"] == other]
     body = [[r["group"], str(r["tasks"]), _arrow(r["success_base"], r["success_other"]),
              signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
-             p_value(r["success_p_adj"]),
+             p_value(r["success_p_adj"]), *_steps_cells(r),
              _arrow(r["calls_base"], r["calls_other"], 1), _calls(r), p_value(r["calls_p_adj"]),
              str(r.get("dead", 0))]
             for r in chosen]  # fmt: skip
     a, b = sides
-    head = [what, unit, f"success {a} → {b}", "Δ success [95% CI]", "p adj", f"calls to success {a} → {b}",
-            "Δ calls [95% CI]", "p adj", "no agent solves (apart)"]  # fmt: skip
+    head = [what, unit, f"success {a} → {b}", "Δ success [95% CI]", "p adj", *STEPS_HEAD,
+            f"calls to success {a} → {b}", "Δ calls [95% CI]", "p adj",
+            "no agent solves (apart)"]  # fmt: skip
     return _table(head, body)
 
 
@@ -260,11 +277,12 @@ def _controls(rows: Sequence[Mapping[str, Any]]) -> str:
     body = [[r["strategy"], r["group"], r["against"], f"`{r['member']}`", str(r["tasks"]),
              _arrow(r["success_base"], r["success_other"]),
              signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
-             p_value(r["success_p_adj"]), _arrow(r["calls_base"], r["calls_other"], 1), _calls(r),
-             p_value(r["calls_p_adj"]), str(r.get("dead", 0))]
+             p_value(r["success_p_adj"]), *_steps_cells(r), _arrow(r["calls_base"], r["calls_other"], 1),
+             _calls(r), p_value(r["calls_p_adj"]), str(r.get("dead", 0))]
             for r in rows]  # fmt: skip
     head = ["strategy", "world", "control", "member (order/retries/wait)", "tasks",
-            "success control → reader", "Δ success [95% CI]", "p adj", "calls to success control → reader",
+            "success control → reader", "Δ success [95% CI]", "p adj", *STEPS_HEAD,
+            "calls to success control → reader",
             "Δ calls [95% CI]", "p adj", "no agent solves (apart)"]  # fmt: skip
     return _table(head, body)
 
@@ -273,10 +291,11 @@ def _hosts(rows: Sequence[Mapping[str, Any]], other: str = "collapse") -> str:
     """The reader's headline per host (:func:`harness.report.worlds.world_tables`' ``hosts``)."""
     body = [[r["host"], r["group"], str(r["tasks"]), _arrow(r["success_base"], r["success_other"]),
              signed_interval(r["success_diff"], r["success_lo"], r["success_hi"]),
-             p_value(r["success_p_adj"]), _arrow(r["calls_base"], r["calls_other"], 1), _calls(r),
-             p_value(r["calls_p_adj"]), str(r.get("dead", 0))]
+             p_value(r["success_p_adj"]), *_steps_cells(r), _arrow(r["calls_base"], r["calls_other"], 1),
+             _calls(r), p_value(r["calls_p_adj"]), str(r.get("dead", 0))]
             for r in rows if r["agent"] == "reader" and r["other"] == other]  # fmt: skip
     head = ["host", "world", "tasks", f"success is_error → {other}", "Δ success [95% CI]", "p adj",
+            *STEPS_HEAD,
             f"calls to success is_error → {other}", "Δ calls [95% CI]", "p adj",
             "no agent solves (apart)"]  # fmt: skip
     return _table(head, body)
@@ -357,11 +376,17 @@ def _events_success(
     body = []
     for c in conditions:
         tasks = max((r["tasks"] for r in rows if r["condition"] == c), default=0)
-        cells = [f"{by[(c, a, st)]['success']:.2f}" if (c, a, st) in by else "–"
+        cells = [_success_steps(by[(c, a, st)]) if (c, a, st) in by else "–"
                  for st in strategies for a in EVENT_AGENTS]  # fmt: skip
         body.append([c, str(tasks), *cells])
     head = ["condition", "tasks", *[f"{a} ({st})" for st in strategies for a in EVENT_AGENTS]]
     return _table(head, body)
+
+
+def _success_steps(r: Mapping[str, Any]) -> str:
+    """An event cell: its success, and its restricted mean steps (a failure at the budget)."""
+    steps = r.get("steps")
+    return f"{r['success']:.2f}" + ("" if steps is None else f" ({steps:.1f})")
 
 
 def _rewrites(full: Mapping[str, Any], off: Mapping[str, Any]) -> str:

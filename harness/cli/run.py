@@ -37,6 +37,10 @@ STUDY_SCENARIOS = 200
 """``--study`` samples at least this many scenarios, spread evenly over the shipped families."""
 STUDY_SEEDS = 5
 """``--study``'s seeds per scenario: the scenario is the unit, so few seeds and many scenarios."""
+WORLD_STUDY_SEEDS = 2
+"""``--study --worlds``' seeds per scenario: each task comes in several fault draws
+(:data:`harness.worlds.task.FAULT_DRAWS`), so its sessions under our faults are draws x seeds;
+a world event's or an injection's session has no random draw and is the same at every seed."""
 HOSTS = ("typical", "transparent")
 ERAS = ("handshake", "stateless")
 """Spelled here so that the CLI loads fast; :data:`harness.sim.session.ERAS` (a test holds them equal)."""
@@ -495,8 +499,9 @@ def line_progress(total: int, done: int) -> Advance:
     "--worlds",
     is_flag=True,
     help="With --study: the worlds' study instead (docs/worlds.md): every AgentDojo task under our "
-    "upstream faults, each admitted world event and both injection conditions, and every fourth BFCL "
-    "multi-turn task under upstream and raised; needs the [worlds] and [bfcl] extras.",
+    "upstream faults (three fault draws each), each admitted world event and both injection conditions, "
+    "and every fourth BFCL multi-turn task under upstream and raised (three draws each), "
+    f"{WORLD_STUDY_SEEDS} seeds each (unless --seeds); needs the [worlds] and [bfcl] extras.",
 )
 @llm_options
 @click.option(
@@ -628,7 +633,7 @@ def command(
             if not _given(ctx, "count"):
                 count = -(-STUDY_SCENARIOS // len(families))
         if not _given(ctx, "seeds"):
-            seeds = STUDY_SEEDS
+            seeds = WORLD_STUDY_SEEDS if worlds else STUDY_SEEDS
     if resume:
         if out is None:
             out = _latest_run()

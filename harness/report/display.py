@@ -290,8 +290,9 @@ def comparison_parts(columns: list[str]) -> list[list[str]]:
 
 
 def shown_world(frame: pd.DataFrame, key: str) -> pd.DataFrame:
-    """A worlds' table (:func:`harness.report.worlds.world_tables`) as printed: success and calls
-    to success, each before → after, with its difference, interval and adjusted p."""
+    """A worlds' table (:func:`harness.report.worlds.world_tables`) as printed: success, steps to
+    success (a failure at the budget) and calls to success (where both succeeded), each with its
+    difference, interval and adjusted p."""
     if key in ("security", "events", "controls", "dead"):
         return frame
     if key in CURVE_KEYS:
@@ -310,6 +311,10 @@ def shown_world(frame: pd.DataFrame, key: str) -> pd.DataFrame:
             ],
             "Δ success [95% CI]": _intervals(frame["success_diff"], frame["success_lo"], frame["success_hi"]),
             "p adj": [p_value(v) for v in frame["success_p_adj"]],
+            "Δ steps, failure at budget [95% CI]": _intervals(
+                frame["steps_diff"], frame["steps_lo"], frame["steps_hi"]
+            ),
+            "p adj (steps)": [p_value(v) for v in frame["steps_p_adj"]],
             "calls to success": [
                 "–" if is_missing(a) else f"{a:.1f} → {b:.1f}"
                 for a, b in zip(frame["calls_base"], frame["calls_other"], strict=True)

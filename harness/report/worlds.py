@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.report.curves import curve_table
+from harness.report.curves import curve_table, restricted
 from harness.report.inference import (
     CONFIDENCE,
     adjust_pvalues,
@@ -62,10 +62,15 @@ PAIR_KEYS: tuple[str, ...] = ("scenario", "agent", "strategy", "host", "era", "s
 TABLE_COLUMNS: tuple[str, ...] = (
     "by", "group", "tasks", "pairs", "success_base", "success_other", "success_diff", "success_lo",
     "success_hi", "success_test", "success_p", "success_p_adj", "calls_tasks", "calls_base",
-    "calls_other", "calls_diff", "calls_lo", "calls_hi", "calls_p", "calls_p_adj", "dead",
+    "calls_other", "calls_diff", "calls_lo", "calls_hi", "calls_p", "calls_p_adj", "steps_base",
+    "steps_other", "steps_diff", "steps_lo", "steps_hi", "steps_p", "steps_p_adj", "dead",
 )  # fmt: skip
-"""A row's columns; ``dead``: the group's scenarios no agent solved in any session, reported
-apart (:func:`dead_scenarios`) and never averaged into the row."""
+"""A row's columns; ``steps_*``: the restricted mean steps to success (a failure counted at the
+budget, :func:`harness.report.curves.restricted`), over every pair; ``dead``: the group's
+scenarios no agent solved in any session, reported apart (:func:`dead_scenarios`) and never
+averaged into the row."""
+ADJUSTED: tuple[str, ...] = ("success", "calls", "steps")
+"""The estimands whose p-values are adjusted over a table, each its own family."""
 
 
 def parts(scenario: str) -> tuple[str, str, str] | None:
@@ -155,7 +160,8 @@ def task_of(scenario: str) -> str:
 
 def _per_task(pairs: pd.DataFrame) -> pd.DataFrame:
     """Per task: the pairs, the success counts and the mean paired difference; the calls of the
-    pairs where both succeeded and their mean difference."""
+    pairs where both succeeded and their mean difference; the restricted steps of every pair
+    (when ``pairs`` has ``steps_*`` and ``budget``) and their mean difference."""
     task = pairs["scenario"].astype(str).map(task_of)
     ok_b = pairs["ok_base"].astype(bool).to_numpy()
     ok_o = pairs["ok_other"].astype(bool).to_numpy()
@@ -167,10 +173,19 @@ def _per_task(pairs: pd.DataFrame) -> pd.DataFrame:
         "calls_other": np.where(both, pairs["calls_other"].to_numpy(dtype=float), np.nan),
     })  # fmt: skip
     frame["calls_diff"] = frame["calls_other"] - frame["calls_base"]
+    if {"steps_base", "steps_other", "budget"} <= set(pairs.columns):
+        budget = pairs["budget"].to_numpy(dtype=float)
+        frame["steps_base"] = restricted(pairs["steps_base"], ok_b, budget)
+        frame["steps_other"] = restricted(pairs["steps_other"], ok_o, budget)
+    else:
+        frame["steps_base"] = frame["steps_other"] = math.nan
+    frame["steps_diff"] = frame["steps_other"] - frame["steps_base"]
     per = frame.groupby("task", sort=True).agg(
         pairs=("ok_base", "size"), ok_base=("ok_base", "mean"), ok_other=("ok_other", "mean"),
         base_only=("base_only", "sum"), other_only=("other_only", "sum"), calls_base=("calls_base", "mean"),
         calls_other=("calls_other", "mean"), calls_diff=("calls_diff", "mean"),
+        steps_base=("steps_base", "mean"), steps_other=("steps_other", "mean"),
+        steps_diff=("steps_diff", "mean"),
     )  # fmt: skip
     per["net"] = per["other_only"] - per["base_only"]
     per["delta"] = per["net"] / per["pairs"]
@@ -191,13 +206,30 @@ def _row(per: pd.DataFrame, confidence: float) -> dict[str, Any]:
         "calls_other": float(per["calls_other"].mean()) if len(calls) else math.nan,
         "calls_diff": float(calls.mean()) if len(calls) else math.nan,
     }  # fmt: skip
-    if len(calls) >= 2 and np.ptp(calls) > 0:
-        ones = np.ones_like(calls)
-        row["calls_lo"], row["calls_hi"] = cluster_t_interval(calls, ones, confidence=confidence)
-        row["calls_p"] = cluster_t_test(calls, ones)
-    else:
-        row["calls_lo"] = row["calls_hi"] = row["calls_p"] = math.nan
+    _interval(row, "calls", calls, confidence)
+    steps = per["steps_diff"].dropna().to_numpy(dtype=float)
+    row["steps_base"] = float(per["steps_base"].mean()) if len(steps) else math.nan
+    row["steps_other"] = float(per["steps_other"].mean()) if len(steps) else math.nan
+    row["steps_diff"] = float(steps.mean()) if len(steps) else math.nan
+    _interval(row, "steps", steps, confidence)
     return row
+
+
+def _interval(row: dict[str, Any], name: str, diffs: np.ndarray[Any, Any], confidence: float) -> None:
+    """``row``'s ``<name>_lo``, ``_hi`` and ``_p``: the t interval and test over the tasks' mean
+    differences (NaN where fewer than two tasks or no spread)."""
+    if len(diffs) >= 2 and np.ptp(diffs) > 0:
+        ones = np.ones_like(diffs)
+        row[f"{name}_lo"], row[f"{name}_hi"] = cluster_t_interval(diffs, ones, confidence=confidence)
+        row[f"{name}_p"] = cluster_t_test(diffs, ones)
+    else:
+        row[f"{name}_lo"] = row[f"{name}_hi"] = row[f"{name}_p"] = math.nan
+
+
+def _adjusted(out: pd.DataFrame, adjust: str) -> None:
+    """Each estimand's p adjusted over the table (:data:`ADJUSTED`, each its own family)."""
+    for name in ADJUSTED:
+        out[f"{name}_p_adj"] = adjust_pvalues(out[f"{name}_p"].to_numpy(dtype=float), adjust)
 
 
 def contrast_table(
@@ -235,8 +267,7 @@ def contrast_table(
                              **_row(_per_task(chosen), confidence), "dead": died.get(group, 0)})  # fmt: skip
     out = pd.DataFrame(rows, columns=[*keys, *[c for c in TABLE_COLUMNS if not c.endswith("_p_adj")]])
     out["dead"] = out["dead"].astype(int)
-    out["success_p_adj"] = adjust_pvalues(out["success_p"].to_numpy(dtype=float), adjust)
-    out["calls_p_adj"] = adjust_pvalues(out["calls_p"].to_numpy(dtype=float), adjust)
+    _adjusted(out, adjust)
     return out[[*keys, *TABLE_COLUMNS]]
 
 
@@ -297,7 +328,8 @@ def dead_table(df: pd.DataFrame, dead: Collection[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(DEAD_COLUMNS))
 
 
-EVENT_COLUMNS: tuple[str, ...] = ("condition", "agent", "strategy", "tasks", "sessions", "success")
+EVENT_COLUMNS: tuple[str, ...] = ("condition", "agent", "strategy", "tasks", "sessions", "success", "steps")
+"""``steps``: the restricted mean steps to success (a failure counted at the budget)."""
 
 
 def event_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -313,7 +345,9 @@ def event_table(df: pd.DataFrame) -> pd.DataFrame:
         & (events["scenario"].map(lambda s: world_of(str(s))) == WORLD)
     ]
     rows = [{"condition": c, "agent": a, "strategy": st, "tasks": int(g["scenario"].nunique()),
-             "sessions": len(g), "success": float(g["success"].astype(bool).mean())}
+             "sessions": len(g), "success": float(g["success"].astype(bool).mean()),
+             "steps": float(restricted(g["steps"], g["success"], g["max_steps"]).mean())
+             if {"steps", "max_steps"} <= set(g.columns) else math.nan}
             for (c, a, st), g in events.groupby(["_c", "agent", "strategy"], sort=True)]  # fmt: skip
     return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
 
@@ -374,7 +408,7 @@ def control_table(
                        if present else DEFAULT_MEMBER)  # fmt: skip
     keys = [k for k in PAIR_KEYS if k in data.columns and k != "agent"]
     keys += [c for c in data.columns if "." in c and c not in CONTROL_KNOBS]
-    cols = [*keys, "success", "tool_calls"]
+    cols = [*keys, "success", "tool_calls", *[c for c in ("steps", "max_steps") if c in data.columns]]
     base = data[(data["agent"] == reader) & (data["_member"] == DEFAULT_MEMBER)][cols]
     blind = data[data["agent"] == "blind"]
     member: dict[str, list[str]] = {}
@@ -387,10 +421,10 @@ def control_table(
                 member.setdefault(name, []).append(scenario)
     rows: list[dict[str, Any]] = []
     names = {"success_base": "ok_base", "success_other": "ok_other", "tool_calls_base": "calls_base",
-             "tool_calls_other": "calls_other"}  # fmt: skip
+             "tool_calls_other": "calls_other", "max_steps": "budget"}  # fmt: skip
     pairs = {
         m: blind[blind["_member"] == m][cols]
-        .merge(base, on=keys, suffixes=("_base", "_other"))
+        .merge(base.drop(columns=["max_steps"], errors="ignore"), on=keys, suffixes=("_base", "_other"))
         .rename(columns=names)
         for m in sorted(set(blind["_member"]))
     }
@@ -428,8 +462,7 @@ def control_table(
     out = pd.DataFrame(
         rows, columns=[*CONTROL_COLUMNS, *[c for c in TABLE_COLUMNS if not c.endswith("_p_adj")]]
     )
-    out["success_p_adj"] = adjust_pvalues(out["success_p"].to_numpy(dtype=float), adjust)
-    out["calls_p_adj"] = adjust_pvalues(out["calls_p"].to_numpy(dtype=float), adjust)
+    _adjusted(out, adjust)
     return out[[*CONTROL_COLUMNS, *TABLE_COLUMNS]]
 
 

@@ -282,6 +282,29 @@ def _pickled(value: Any) -> bytes:
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def _shared(after: Any, before: Any) -> Any:
+    """``after`` with each of its parts that pickles as ``before``'s same part replaced by that part,
+    at every depth: a model's fields, a dict's values under the same keys, a list's items at the
+    same places. A workspace session that sends one email changes the inbox, and sharing only
+    whole top-level parts left the judge's diff walking every other email (most of its time)."""
+    if after is before or type(after) is not type(before):
+        return after
+    if after == before and _pickled(after) == _pickled(before):  # ``==`` first: cheap where it fails
+        return before
+    fields = getattr(type(after), "model_fields", None)
+    if fields is not None:
+        for name in fields:
+            after.__dict__[name] = _shared(getattr(after, name), getattr(before, name))
+    elif isinstance(after, dict):
+        for key, value in after.items():
+            if key in before:
+                after[key] = _shared(value, before[key])
+    elif isinstance(after, list):
+        for i, value in enumerate(after[: len(before)]):
+            after[i] = _shared(value, before[i])
+    return after
+
+
 @dataclass(frozen=True)
 class Plan:
     """What a task's ground truth asks: its calls in order, the output, and which calls write."""
@@ -429,20 +452,15 @@ class Episode:
         self.pre = self.env.model_copy(deep=True)
 
     def _share(self) -> None:
-        """Before the judge reads it: every top-level part of the post-environment that is still
-        byte for byte (by its pickle) the pre-environment's becomes that same object. AgentDojo's
-        judges diff the whole environment (``DeepDiff``, 0.2 s on a travel world), and a diff
-        skips a pair that is one object, so it walks only what the session changed; an equal
-        pickle means equal values of equal types, so the diff's answer is the same."""
+        """Before the judge reads it: every part of the post-environment that is still byte for
+        byte (by its pickle) the pre-environment's becomes that same object (:func:`_shared`).
+        AgentDojo's judges diff the whole environment (``DeepDiff``, 0.2 s on a travel world), and
+        a diff skips a pair that is one object, so it walks only what the session changed; an
+        equal pickle means equal values of equal types, so the diff's answer is the same."""
         if self._shared:
             return
         self._shared = True
-        for name in type(self.env).model_fields:
-            after, before = getattr(self.env, name), getattr(self.pre, name)
-            if after is before:
-                continue
-            if _pickled(after) == _pickled(before):
-                self.env.__dict__[name] = before
+        self.env = _shared(self.env, self.pre)
 
     def run(self, function: str, args: Mapping[str, Any], now_s: float = 0.0) -> str:
         """Run ``function`` in this world at ``now_s`` virtual seconds; its result as AgentDojo puts

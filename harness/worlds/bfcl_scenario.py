@@ -3,7 +3,8 @@
 A BFCL scenario is named ``bfcl/<category>/<id>`` (``bfcl/multi_turn_miss_func/0``), the category
 one of :data:`harness.worlds.bfcl.CATEGORIES` and the id the number BFCL's own id ends with;
 ``bfcl/<category>`` names every task of a category and ``bfcl`` every task. A fourth part names
-the error condition (:data:`CONDITIONS`):
+the error condition (:data:`CONDITIONS`), and under our faults a fifth the fault draw
+(``bfcl/multi_turn_base/0/raised/2``; none is draw 0, :data:`harness.worlds.task.FAULT_DRAWS`):
 
 * none (**native**): BFCL's own failures arrive as its environment returns them, ordinary results
   whose text says it failed (``{"error": "..."}``), under every strategy alike; no fault of ours;
@@ -38,7 +39,15 @@ from typing import Any, ClassVar
 from harness.errors import UserError, unknown_name
 from harness.sim.scenario import Option, Scenario, Subgoal, Task
 from harness.worlds import SOURCE_PREFIX, bfcl
-from harness.worlds.task import STEPS_BASE, STEPS_PER_CALL, WorldScenario, draw_faults
+from harness.worlds.task import (
+    FAULT_DRAWS,
+    STEPS_BASE,
+    STEPS_PER_CALL,
+    WorldScenario,
+    draw_faults,
+    fault_draw,
+    with_draw,
+)
 
 WORLD = bfcl.WORLD
 NATIVE = "native"
@@ -79,12 +88,16 @@ def names(spec: str) -> list[str]:
     """The scenario names a BFCL spec stands for; UserError (one line) for one that is not, with
     the nearest names, or when bfcl-eval is not installed."""
     parts = spec.split("/")
-    if len(parts) > 4 or any(not p for p in parts) or parts[0] != WORLD:
-        raise UserError(f"{spec}: a BFCL scenario is {WORLD}/<category>/<id>[/<condition>]")
-    if len(parts) == 4:
+    if len(parts) > 5 or any(not p for p in parts) or parts[0] != WORLD:
+        raise UserError(
+            f"{spec}: a BFCL scenario is {WORLD}/<category>/<id>[/<condition>[/<d>]], d a fault draw from 1"
+        )
+    if len(parts) >= 4:
         names("/".join(parts[:3]))
         if parts[3] not in CONDITIONS[1:]:
             raise unknown_name(f"{WORLD} condition", parts[3], CONDITIONS[1:])
+        if len(parts) == 5:
+            fault_draw(parts[4], spec)
         return [spec]
     bfcl.require()
     categories = [parts[1]] if len(parts) > 1 else list(bfcl.CATEGORIES)
@@ -100,9 +113,15 @@ def names(spec: str) -> list[str]:
 
 def study_names() -> list[str]:
     """The BFCL part of the worlds' study: every :data:`STUDY_STRIDE`-th task of each category
-    under each of :data:`STUDY_CONDITIONS`."""
+    under each of :data:`STUDY_CONDITIONS`, in :data:`~harness.worlds.task.FAULT_DRAWS` fault
+    configurations (draw 0 first)."""
     tasks = [n for n in names(WORLD) if int(n.rsplit("/", 1)[1]) % STUDY_STRIDE == 0]
-    return [f"{name}/{condition}" for condition in STUDY_CONDITIONS for name in tasks]
+    return [
+        with_draw(f"{name}/{condition}", draw)
+        for draw in range(FAULT_DRAWS)
+        for condition in STUDY_CONDITIONS
+        for name in tasks
+    ]
 
 
 def summary(name: str) -> str:
@@ -119,6 +138,7 @@ def load(name: str) -> BfclScenario:
         raise UserError(f"{name}: names {len(found)} BFCL scenarios; one session needs one task")
     _, category, task_id, *rest = name.split("/")
     condition = rest[0] if rest else NATIVE
+    draw = int(rest[1]) if len(rest) > 1 else 0
     plan = bfcl.plan(category, task_id)
     subgoals, turn_of = [], []
     for turn, calls in enumerate(plan.turns):
@@ -131,12 +151,15 @@ def load(name: str) -> BfclScenario:
         name=name,
         description=(
             f"BFCL {bfcl.installed_version()} ({bfcl.DATA_VERSION}), {category} {task_id}, "
-            f"{len(prompts)} turns, {condition}: {' '.join(prompts[0].split())}"
+            f"{len(prompts)} turns, {condition}{f', fault draw {draw}' if draw else ''}: "
+            f"{' '.join(prompts[0].split())}"
         ),
         path=None,
         tools=tuple(t.name for t in tools.all()),
         task=Task(prompts[0], tuple(subgoals), "strict", world=WORLD),
-        faults=draw_faults(f"{WORLD}/{category}/{task_id}/{UPSTREAM}", plan) if condition != NATIVE else (),
+        faults=draw_faults(with_draw(f"{WORLD}/{category}/{task_id}/{UPSTREAM}", draw), plan)
+        if condition != NATIVE
+        else (),
         max_steps=STEPS_BASE + STEPS_PER_CALL * len(subgoals) + len(prompts),
         summary=summary(name),
         world=WORLD,

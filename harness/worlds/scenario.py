@@ -30,6 +30,7 @@ from harness.errors import UserError, unknown_name
 from harness.sim.scenario import Option, Scenario, Subgoal, Task
 from harness.worlds import BFCL, SOURCE_PREFIX, WORLD, agentdojo, is_world_name, world_of
 from harness.worlds.task import (
+    FAULT_DRAWS,
     FAULTS,
     STEPS_BASE,
     STEPS_PER_CALL,
@@ -38,10 +39,13 @@ from harness.worlds.task import (
     PlanLike,
     WorldScenario,
     draw_faults,
+    fault_draw,
+    with_draw,
 )
 
 __all__ = [
     "FAULTS",
+    "FAULT_DRAWS",
     "STEPS_BASE",
     "STEPS_PER_CALL",
     "UPSTREAM",
@@ -51,12 +55,14 @@ __all__ = [
     "applies",
     "conditions",
     "draw_faults",
+    "fault_draw",
     "list_world_scenarios",
     "load_source",
     "load_world",
     "source_spec",
     "study_names",
     "summary",
+    "with_draw",
     "world_missing",
     "world_names",
     "world_source",
@@ -98,6 +104,16 @@ def world_names(spec: str) -> list[str]:
 
         return bfcl_scenario.names(spec)
     parts = spec.split("/")
+    if len(parts) in (4, 5) and all(parts) and parts[3] == UPSTREAM:
+        task_name = "/".join(parts[:3])
+        world_names(task_name)
+        if len(parts) == 4:
+            raise UserError(
+                f"{spec}: the task under our faults is {task_name} (fault draw 0); another draw is "
+                f"{task_name}/{UPSTREAM}/<d>, d from 1"
+            )
+        fault_draw(parts[4], spec)
+        return [spec]
     if len(parts) == 4 and all(parts):
         task_name = "/".join(parts[:3])
         world_names(task_name)  # an unknown suite or task says so first
@@ -108,7 +124,10 @@ def world_names(spec: str) -> list[str]:
             raise UserError(f"{spec}: not applicable: {why} (harness worlds lists the pairs)")
         return [spec]
     if len(parts) > 3 or any(not p for p in parts):
-        raise UserError(f"{spec}: a world scenario is {WORLD}/<suite>/<user_task_id>[/<condition>]")
+        raise UserError(
+            f"{spec}: a world scenario is {WORLD}/<suite>/<user_task_id>[/<condition>], or "
+            f"{WORLD}/<suite>/<user_task_id>/{UPSTREAM}/<d> for fault draw d"
+        )
     suites = [parts[1]] if len(parts) > 1 else sorted(agentdojo.suites())
     names: list[str] = []
     for name in suites:
@@ -138,13 +157,15 @@ def list_world_scenarios(world: str = WORLD) -> list[str]:
 
 def study_names() -> list[str]:
     """The worlds' study (``harness run --study --worlds``): every task under our upstream faults,
-    then every (task, event) pair admitted as a fair test (:func:`harness.worlds.events.admission`),
-    then every task under each injection condition that applies to it, then BFCL's part
+    in :data:`FAULT_DRAWS` fault configurations (draw 0, the task's name, first), then every
+    (task, event) pair admitted as a fair test (:func:`harness.worlds.events.admission`), then
+    every task under each injection condition that applies to it, then BFCL's part
     (:func:`harness.worlds.bfcl_scenario.study_names`)."""
     from harness.worlds.events import admissions
     from harness.worlds.injections import INJECTIONS
 
     tasks = list_world_scenarios()
+    drawn = [with_draw(f"{n}/{UPSTREAM}", d) for d in range(1, FAULT_DRAWS) for n in tasks]
     admitted = [a.scenario for a in admissions() if a.status == "admitted"]
     injected = []
     for condition in INJECTIONS:
@@ -152,7 +173,7 @@ def study_names() -> list[str]:
             _, suite, task_id = name.split("/")
             if applies(suite, task_id, condition) is None:
                 injected.append(f"{name}/{condition}")
-    return [*tasks, *admitted, *injected, *_bfcl_study()]
+    return [*tasks, *drawn, *admitted, *injected, *_bfcl_study()]
 
 
 def _bfcl_study() -> list[str]:
@@ -198,7 +219,7 @@ def _load_agentdojo(name: str) -> WorldScenario:
         name=name,
         description=(
             f"AgentDojo {agentdojo.installed_version()} ({agentdojo.SUITE_VERSION}), suite {suite}, "
-            f"{task_id}{'' if condition == UPSTREAM else f' under {condition}'}: {' '.join(prompt.split())}"
+            f"{task_id}{_under(condition, rest[1:])}: {' '.join(prompt.split())}"
         ),
         path=None,
         tools=tuple(t.name for t in agentdojo.tools(suite)),
@@ -211,6 +232,13 @@ def _load_agentdojo(name: str) -> WorldScenario:
         writes=plan.writes,
         condition=condition,
     )
+
+
+def _under(condition: str, draw: list[str]) -> str:
+    """How a scenario's description names its condition: nothing for draw 0 of our faults."""
+    if condition != UPSTREAM:
+        return f" under {condition}"
+    return f" under our faults, fault draw {draw[0]}" if draw else ""
 
 
 def _injected(name: str, suite: str, task_id: str, condition: str) -> tuple[tuple[str, str], ...]:

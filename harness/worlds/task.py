@@ -5,7 +5,9 @@ bfcl_scenario` for BFCL's) are :class:`WorldScenario` s, with the same step budg
 (:data:`STEPS_BASE` + :data:`STEPS_PER_CALL` per planned call) and the same fault profile
 (:data:`FAULTS`), drawn by :func:`draw_faults` once per scenario name
 (``derive_seed("world-faults", name)``), so a name always carries the same rules: upstream kinds
-only, on the plan's tools, with texts from the sources of :mod:`harness.sim.sources`.
+only, on the plan's tools, with texts from the sources of :mod:`harness.sim.sources`. A task has
+as many fault configurations as names: :data:`FAULT_DRAWS` of them in the worlds' study
+(:func:`with_draw`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from harness.errors import UserError
 from harness.sim.family import Numbers, Weights
 from harness.sim.faults import FaultRule
 from harness.sim.scenario import Scenario
@@ -79,6 +82,29 @@ class WorldScenario(Scenario):
     """What fails: ``upstream`` (our fault rules on the plan's tools), a world event
     (:data:`harness.worlds.events.EVENT_CONDITIONS`: no fault rules, the world itself changed) or an
     injection condition (:data:`harness.worlds.injections.INJECTIONS`: no fault rules either)."""
+
+
+FAULT_DRAWS = 3
+"""The fault configurations the worlds' study draws for each task (and each condition under our
+faults): draw 0 is named as the task is (``agentdojo/banking/user_task_0``,
+``bfcl/multi_turn_base/0/upstream``), draw ``d`` adds ``/<d>`` (``agentdojo/banking/user_task_0/
+upstream/1``). Each draw is a configuration of its own, from a generator of its own name's, so a
+fault mix is not tied to a task; the task stays the unit of inference, its draws and seeds
+averaged inside it."""
+
+
+def fault_draw(text: str, spec: str) -> int:
+    """The fault draw a name's last part gives (1, 2, ...); UserError (one line) for anything else."""
+    if not text.isdigit() or int(text) < 1 or text != str(int(text)):
+        raise UserError(
+            f"{spec}: a fault draw is a whole number from 1 ({text!r} is not; draw 0 is the name without it)"
+        )
+    return int(text)
+
+
+def with_draw(name: str, draw: int) -> str:
+    """``name`` (under our faults) at fault draw ``draw``: itself for draw 0, else ``name/<draw>``."""
+    return name if draw == 0 else f"{name}/{draw}"
 
 
 class PlanLike(Protocol):

@@ -136,3 +136,23 @@ def test_a_scenario_the_oracle_fails_is_counted_apart_and_left_out_of_the_row() 
     )
     row = table[table["agent"] == "reader"].iloc[0]
     assert row["dead"] == 1 and row["pairs"] == 2  # the task's two seeds; the dead cell's are apart
+
+
+def test_steps_stand_beside_calls_with_a_failure_counted_at_the_budget() -> None:
+    """Restricted steps over every pair (not only where both succeeded): a failed session counts
+    its budget, so a cell that fails more needs more steps though its calls are not compared."""
+    rows = [
+        _row(TASK, "reader", "is_error", 0, True, 3, steps=4, max_steps=20),
+        _row(TASK, "reader", "collapse", 0, False, 9, steps=12, max_steps=20),
+        _row(OTHER, "reader", "is_error", 0, True, 2, steps=2, max_steps=16),
+        _row(OTHER, "reader", "collapse", 0, True, 2, steps=5, max_steps=16),
+        _row(f"{OTHER}/upstream/1", "reader", "is_error", 0, True, 2, steps=2, max_steps=16),
+        _row(f"{OTHER}/upstream/1", "reader", "collapse", 0, True, 2, steps=3, max_steps=16),
+    ]
+    pairs = matched(pd.DataFrame(rows), column="strategy", base="is_error", others=["collapse"])
+    row = contrast_table(pairs, {r["scenario"]: ["all"] for r in rows}, by="world").iloc[0]
+    assert row["tasks"] == 2  # a fault draw is its task's, not a task of its own
+    assert math.isclose(row["steps_diff"], ((20 - 4) + ((5 - 2) + (3 - 2)) / 2) / 2)
+    assert math.isclose(row["steps_base"], (4 + 2) / 2) and math.isclose(row["steps_other"], (20 + 4) / 2)
+    assert row["calls_tasks"] == 1
+    assert {"steps_lo", "steps_hi", "steps_p", "steps_p_adj"} <= set(row.index)

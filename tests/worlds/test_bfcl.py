@@ -112,7 +112,9 @@ def test_every_task_s_tools_are_its_classes_function_docs_each_listed_once() -> 
         ("bfcl/multi_turn_nope", "unknown bfcl category 'multi_turn_nope'"),
         ("bfcl/multi_turn_base/9999", "unknown bfcl/multi_turn_base task '9999'"),
         ("bfcl/multi_turn_base/0/flooded", "unknown bfcl condition 'flooded'"),
-        ("bfcl/multi_turn_base/0/raised/x", "a BFCL scenario is bfcl/<category>/<id>[/<condition>]"),
+        ("bfcl/multi_turn_base/0/raised/x", "a fault draw is a whole number from 1 ('x' is not"),
+        ("bfcl/multi_turn_base/0/raised/0", "draw 0 is the name without it"),
+        ("bfcl/multi_turn_base/0/raised/1/2", "a BFCL scenario is bfcl/<category>/<id>[/<condition>[/<d>]]"),
     ],
 )
 def test_a_wrong_bfcl_name_is_one_line_exit_2_naming_what_is_wrong(
@@ -255,6 +257,28 @@ def test_conditions_carry_our_faults_but_native_and_draw_them_alike() -> None:
     base = "bfcl/multi_turn_base/8"
     drawn = {c: load(base if c == "native" else f"{base}/{c}").faults for c in CONDITIONS}
     assert drawn["native"] == () and drawn["raised"] == drawn["upstream"] and drawn["upstream"]
+
+
+def test_a_fault_draw_is_one_configuration_for_both_conditions_and_the_study_holds_each() -> None:
+    """``raised/<d>`` carries ``upstream/<d>``'s faults, drawn from that name (draw 0: no last
+    part), and the study holds every task it takes under both conditions in every draw."""
+    from harness.worlds.bfcl_scenario import study_names
+    from harness.worlds.task import FAULT_DRAWS, draw_faults, with_draw
+
+    study = study_names()
+    tasks = sorted({"/".join(n.split("/")[:3]) for n in study})
+    assert len(study) == len(tasks) * 2 * FAULT_DRAWS
+    differ = 0
+    for task in tasks[::10]:
+        plan = bfcl.plan(*task.split("/")[1:])
+        faults = []
+        for d in range(FAULT_DRAWS):
+            up, raised = (load(with_draw(f"{task}/{c}", d)) for c in ("upstream", "raised"))
+            assert up.faults == raised.faults == draw_faults(with_draw(f"{task}/upstream", d), plan)
+            assert up.task == raised.task == load(task).task
+            faults.append(up.faults)
+        differ += len(set(faults)) > 1
+    assert differ > len(tasks[::10]) // 2
 
 
 def test_a_batch_source_names_the_bfcl_version_and_another_is_refused() -> None:

@@ -8,12 +8,16 @@ from harness.errors import UserError
 from harness.sim.sources import UPSTREAM_KINDS
 from harness.worlds import agentdojo
 from harness.worlds.scenario import (
+    FAULT_DRAWS,
     STEPS_BASE,
     STEPS_PER_CALL,
     WorldScenario,
+    draw_faults,
     list_world_scenarios,
     load_source,
     load_world,
+    study_names,
+    with_draw,
     world_names,
     world_source,
 )
@@ -35,6 +39,10 @@ def test_a_suite_s_name_stands_for_every_one_of_its_tasks_and_the_world_s_for_al
         ("agentdojo/banking/user_task_0/x", "unknown agentdojo condition 'x'"),
         ("agentdojo/banking/user_task_0/x/y", "agentdojo/<suite>/<user_task_id>"),
         ("agentdojo/banking/user_task_1/file_renamed_similar", "not applicable: the plan names nothing"),
+        ("agentdojo/banking/user_task_0/upstream", "is agentdojo/banking/user_task_0 \\(fault draw 0\\)"),
+        ("agentdojo/banking/user_task_0/upstream/0", "a fault draw is a whole number from 1"),
+        ("agentdojo/banking/user_task_0/upstream/two", "a fault draw is a whole number from 1"),
+        ("agentdojo/banking/user_task_0/file_removed/1", "agentdojo/<suite>/<user_task_id>/upstream/<d>"),
     ],
 )
 def test_a_world_name_that_names_nothing_is_one_line_with_the_nearest_names(spec: str, said: str) -> None:
@@ -85,3 +93,20 @@ def test_a_run_recorded_with_another_agentdojo_is_refused_in_one_line() -> None:
 
 def test_a_source_that_is_no_world_s_goes_to_the_simulation_s_loader() -> None:
     assert load_source("flaky_weather").name == "flaky_weather"
+
+
+def test_each_fault_draw_of_a_task_is_drawn_from_its_own_name() -> None:
+    """A task's draws are configurations of their own (draw 0 its bare name's, unchanged), and the
+    study holds every task in :data:`FAULT_DRAWS` of them."""
+    tasks = list_world_scenarios()
+    study = set(study_names())
+    differ = 0
+    for name in tasks:
+        plan = agentdojo.plan(*name.split("/")[1:])
+        draws = [with_draw(f"{name}/upstream", d) if d else name for d in range(FAULT_DRAWS)]
+        assert set(draws) <= study
+        faults = [load_world(d).faults for d in draws]
+        assert all(f == draw_faults(d, plan) for f, d in zip(faults, draws, strict=True))
+        assert all(load_world(d).task == load_world(name).task for d in draws)
+        differ += len(set(faults)) > 1
+    assert differ > len(tasks) // 2

@@ -8,10 +8,16 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from pydantic import BaseModel
 
 from harness.bench import worlds_fingerprint
 from harness.worlds import agentdojo
 from harness.worlds.scenario import list_world_scenarios
+
+
+class Part(BaseModel):
+    value: int | float
+    items: dict[str, int | float]
 
 
 def _every_task() -> list[tuple[str, str]]:
@@ -76,3 +82,37 @@ def test_the_rows_are_the_plain_paths_in_every_column_but_wall_time(per: int) ->
     assert len(fast) == len(plain) > 100
     for a, b in zip(fast, plain, strict=True):
         assert a == b
+
+
+def test_a_post_environment_sharing_pre_s_parts_diffs_as_its_own_copy() -> None:
+    """Every task's plan run on its world, then its post-environment shares ``pre``'s equal parts
+    at every depth (:func:`harness.worlds.agentdojo._shared`): it is still equal to an unshared
+    copy, shares at least one part below the top with ``pre``, and DeepDiff (what AgentDojo's
+    judges read) says the same of both."""
+    from deepdiff import DeepDiff
+
+    deep = 0
+    for suite, task_id in _every_task()[::3]:
+        episode = agentdojo.Episode(suite, task_id)
+        for function, args in agentdojo.plan(suite, task_id).calls:
+            episode.runtime.run_function(episode.env, function, dict(args))
+        own = episode.env.model_copy(deep=True)
+        shared = agentdojo._shared(episode.env, episode.pre)
+        assert shared == own
+        assert DeepDiff(episode.pre, shared) == DeepDiff(episode.pre, own)
+        for name in type(shared).model_fields:
+            part, before = getattr(shared, name), getattr(episode.pre, name)
+            if part is not before and any(getattr(part, f) is getattr(before, f)
+                                          for f in getattr(type(part), "model_fields", ())):  # fmt: skip
+                deep += 1
+    assert deep > 0
+
+
+def test_a_part_equal_in_value_but_not_in_type_is_not_shared() -> None:
+    """``1 == 1.0``, but a diff reports the type change: only an equal pickle shares a part."""
+    before = Part(value=1, items={"a": 1, "b": 2})
+    after = agentdojo._shared(Part(value=1.0, items={"a": 1.0, "b": 2}), before)
+    assert type(after.value) is float and type(after.items["a"]) is float
+    assert after.items is not before.items
+    same = Part(value=1, items={"a": 1, "b": 2})
+    assert agentdojo._shared(same, before) is before
