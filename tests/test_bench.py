@@ -481,3 +481,15 @@ def test_the_ratio_plots_print_no_label_over_another(
         assert _overlapping_texts(fig) == []
     finally:
         plt.close(fig)
+
+
+def test_the_batch_cost_groups_name_native_and_every_installed_world_s_parts() -> None:
+    """``python -m harness.bench.batch_cost``: native first, then each suite or category, each
+    group's sessions giving one per-call cost per session that made a call."""
+    from harness.bench import batch_cost
+
+    found = batch_cost.groups()
+    assert next(iter(found)) == batch_cost.NATIVE and found[batch_cost.NATIVE]
+    assert all(n.startswith(g + "/") for g, names in found.items() if g != batch_cost.NATIVE for n in names)
+    costs = batch_cost.per_call(found[batch_cost.NATIVE][:2], seeds=1)
+    assert costs and all(c > 0 for c in costs)

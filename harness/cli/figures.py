@@ -39,7 +39,7 @@ BLOCK_NAMES: tuple[str, ...] = (
     "template-shares", "template-features", "default-compare", "default-table", "default-findings",
     "compare-glossary",
     "worlds-curves", "worlds-curves-families", "worlds-blind-curves", "worlds-headline", "worlds-blind",
-    "worlds-kinds", "worlds-blind-kinds", "worlds-security",
+    "worlds-draws", "worlds-kinds", "worlds-blind-kinds", "worlds-security",
     "worlds-extraction", "worlds-events", "worlds-events-list", "worlds-events-success", "worlds-dead",
     "worlds-controls", "worlds-hosts", "study-kinds",
     "study-rewrites",
@@ -462,6 +462,9 @@ def render(runs: Runs, names: Sequence[str] = BLOCK_NAMES) -> dict[str, str]:
         ),
         "worlds-blind": lambda: _contrast(
             worlds()["blind"], "strategy", "is_error", "reader", "world", ("blind", "reader")
+        ),
+        "worlds-draws": lambda: _contrast(
+            worlds()["draws"], "agent", "reader", "collapse", "fault draw", ("is_error", "collapse")
         ),
         "worlds-kinds": lambda: _contrast(
             worlds()["kinds"], "agent", "reader", "collapse", "failure kind", ("is_error", "collapse")

@@ -43,7 +43,7 @@ from typing import Any
 from harness.errors import UserError, loads_toml
 from harness.sim.catalogue import CATALOGUE, CatalogueTool, Variant, World
 from harness.sim.faults import FAULT_KIND_TABLE, Clock, FaultEngine, FaultKind, FaultRule
-from harness.sim.scenario import EVENT_KINDS, parse_fault_table
+from harness.sim.scenario import EVENT_KINDS, Event, parse_fault_table
 from harness.sim.seeding import derive_seed, np_random
 
 JSON = dict[str, Any]
@@ -62,26 +62,10 @@ class FaultsFileError(UserError):
     """A faults file is wrong; the message is ``file: field: what is wrong``."""
 
 
-@dataclass(frozen=True)
-class ProxyEvent:
-    """A change to the tool list the client sees, after a number of requests or tool calls."""
-
-    index: int
-    kind: str
-    tool: str
-    at_step: int | None = None
-    """Fires once this many client requests (any method) have been answered."""
-    at_call: int | None = None
-    """Fires once this many ``tools/call`` requests have been answered."""
-    notify: bool = True
-    variant: str | Mapping[str, str] | None = None
-    """change_schema: a catalogue variant's name, or a table of renames (old name = new name)."""
-
-    def to_json(self) -> JSON:
-        out: JSON = {"kind": self.kind, "tool": self.tool, "notify": self.notify}
-        if self.variant is not None:
-            out["variant"] = self.variant if isinstance(self.variant, str) else dict(self.variant)
-        return out
+ProxyEvent = Event
+"""A change to the tool list the client sees, after a number of requests or tool calls: the
+scenario's :class:`~harness.sim.scenario.Event`, its ``variant`` a catalogue variant's name or a
+table of renames."""
 
 
 @dataclass(frozen=True)

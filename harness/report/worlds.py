@@ -100,6 +100,17 @@ def groups(scenario: str) -> list[str]:
     return [*out, ALL_WORLDS]
 
 
+def fault_draw(scenario: str) -> int | None:
+    """A world scenario's fault draw (0 for the task's own name, ``d`` for ``.../upstream/<d>`` or
+    BFCL's ``.../raised/<d>``); None for a scenario under none of our faults (an event, an
+    injection, BFCL's native) or any other scenario."""
+    found = parts(scenario)
+    if found is None or (world_of(scenario) or "", found[2]) not in FAULTED:
+        return None
+    pieces = scenario.split("/")
+    return int(pieces[4]) if len(pieces) > 4 else 0
+
+
 def world_scenarios(names: Sequence[str]) -> list[str]:
     return [n for n in names if parts(n) is not None]
 
@@ -479,6 +490,8 @@ WORLD_TITLES: dict[str, str] = {
     "succeeded (conditional on an outcome of the strategy: never the headline)",
     "hosts": "worlds: the headline per host (a run with --hosts typical,transparent): Δ success = the "
     "strategy − is_error under each host; what a host shows of a -32603 decides what collapse hides",
+    "draws": "worlds: per fault draw (each task's configurations of our faults, drawn from their own "
+    "names), per family: Δ = the strategy − is_error; a row's tasks are the family's, in that draw alone",
     "kinds": "worlds: per failure kind (our upstream kinds, the world's events, AgentDojo's injections); "
     "the unit the task",
     "blind": "worlds: reading against the blind control, per world: Δ = reader − blind under the same "
@@ -535,6 +548,9 @@ def world_tables(
     if "host" in by_strategy.columns and by_strategy["host"].nunique() > 1:  # the host as a factor
         out["hosts"] = contrast_table(by_strategy, worlds, by="world", keys=("host", "agent", "other"),
                                       adjust=adjust, dead=dead)  # fmt: skip
+    drawn = {n: [f"{n.split('/', 1)[0]} draw {d}"] for n in chosen if (d := fault_draw(n)) is not None}
+    if len({g for gs in drawn.values() for g in gs}) > 1:  # the fault draw as a factor
+        out["draws"] = contrast_table(by_strategy, drawn, by="fault draw", adjust=adjust, dead=dead)
     out["kinds"] = contrast_table(by_strategy, kinds, by="failure kind", adjust=adjust, dead=dead)
     readers = [a for a in ("reader", "refresher") if a in set(mine["agent"])]
     if "blind" in set(mine["agent"]) and readers:

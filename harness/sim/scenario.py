@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -186,20 +186,26 @@ class Task:
 
 @dataclass(frozen=True)
 class Event:
-    """A change to the server's tools at a step (or after a number of tool calls)."""
+    """A change to the server's tools at a step (or after a number of tool calls): one class for
+    a scenario's ``[[events]]`` and a proxy faults file's (``harness.proxy.ProxyEvent``)."""
 
     index: int
     kind: str
     tool: str
     at_step: int | None = None
+    """Fires at this step of the session; behind the proxy, once this many client requests (any
+    method) have been answered."""
     at_call: int | None = None
+    """Fires once this many ``tools/call`` requests have been answered."""
     notify: bool = True
-    variant: str | None = None
+    variant: str | Mapping[str, str] | None = None
+    """change_schema: a catalogue variant's name, or (behind the proxy) a table of renames (old
+    name = new name)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "tool": self.tool, "notify": self.notify}
         if self.variant is not None:
-            out["variant"] = self.variant
+            out["variant"] = self.variant if isinstance(self.variant, str) else dict(self.variant)
         return out
 
 
@@ -609,7 +615,14 @@ def _option(shown: str, where: str, raw: Any, served: list[str]) -> Option:
     return Option(tool, dict(arguments))
 
 
-def _task(shown: str, raw: Any, served: list[str]) -> Task:
+SubgoalMaker = Callable[[str, "_Table", Mapping[str, Any], Sequence[Subgoal]], Subgoal]
+"""Builds one ``[[task.subgoals]]`` entry: (where, its table, its raw keys, the subgoals before it)."""
+
+
+def task_table(shown: str, raw: Any, keys: Collection[str], subgoal: SubgoalMaker) -> Task:
+    """A ``[task]`` table's rules, one place for every scenario format (ours and a served one's):
+    only ``prompt``, ``subgoals`` and ``order``; a known order; at least one subgoal, each with
+    only ``keys`` and built by ``subgoal``; no two subgoals of one name."""
     table = _Table(shown, "task", raw)
     table.done({"prompt", "subgoals", "order"})
     prompt = table.string("prompt", "")
@@ -623,7 +636,23 @@ def _task(shown: str, raw: Any, served: list[str]) -> Task:
     for i, sub in enumerate(raws):
         where = f"task.subgoals[{i}]"
         st = _Table(shown, where, sub)
-        st.done({"name", "tool", "arguments", "alternatives", "verify", "expect", "tolerance", "after"})
+        st.done(set(keys))
+        subgoals.append(subgoal(where, st, sub, subgoals))
+    names = [g.name for g in subgoals]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise table.fail("subgoals", f"two subgoals are named {dup!r}; names must differ (after names them)")
+    return Task(prompt, tuple(subgoals), order)
+
+
+_SUBGOAL_KEYS: tuple[str, ...] = (
+    "name", "tool", "arguments", "alternatives", "verify", "expect", "tolerance", "after",
+)  # fmt: skip
+"""The keys of one of our scenarios' ``[[task.subgoals]]``."""
+
+
+def _task(shown: str, raw: Any, served: list[str]) -> Task:
+    def subgoal(where: str, st: _Table, sub: Mapping[str, Any], before: Sequence[Subgoal]) -> Subgoal:
         first = _option(shown, where, {k: v for k, v in sub.items() if k in ("tool", "arguments")}, served)
         options = [first]
         for j, alt in enumerate(st.tables("alternatives")):
@@ -632,21 +661,16 @@ def _task(shown: str, raw: Any, served: list[str]) -> Task:
         checked = None if verify is None else _option(shown, f"{where}.verify", verify, served)
         expect = _expect(st, options)
         _known_values(shown, where, options, expect, checked)
-        subgoals.append(
-            Subgoal(
-                st.string("name", f"subgoal {i + 1}"),
-                tuple(options),
-                checked,
-                expect,
-                _tolerance(st, options),
-                _after(st, [g.name for g in subgoals]),
-            )
+        return Subgoal(
+            st.string("name", f"subgoal {len(before) + 1}"),
+            tuple(options),
+            checked,
+            expect,
+            _tolerance(st, options),
+            _after(st, [g.name for g in before]),
         )
-    names = [g.name for g in subgoals]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise table.fail("subgoals", f"two subgoals are named {dup!r}; names must differ (after names them)")
-    return Task(prompt, tuple(subgoals), order)
+
+    return task_table(shown, raw, _SUBGOAL_KEYS, subgoal)
 
 
 def _known_values(

@@ -61,7 +61,7 @@ import os
 import re
 import shlex
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -71,7 +71,6 @@ from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from harness.sim.scenario import (
     ANY,
     EVENT_KINDS,
-    ORDERS,
     Event,
     Option,
     Scenario,
@@ -83,6 +82,7 @@ from harness.sim.scenario import (
     _kind,
     _Table,
     parse_fault_table,
+    task_table,
 )
 
 SERVED_PREFIX = "served:"
@@ -371,42 +371,25 @@ def _check(shown: str, where: str, raw: Any) -> Check:
 
 
 def _task(shown: str, raw: Any) -> tuple[Task, tuple[Check | None, ...]]:
-    table = _Table(shown, "task", raw)
-    table.done({"prompt", "subgoals", "order"})
-    prompt = table.string("prompt", "")
-    order = table.string("order", "strict")
-    if order not in ORDERS:
-        raise table.fail("order", f"unknown order {order!r} (valid: {', '.join(ORDERS)})")
-    raws = table.tables("subgoals")
-    if not raws:
-        raise table.fail("subgoals", "missing (at least one [[task.subgoals]] is required)")
-    subgoals: list[Subgoal] = []
     checks: list[Check | None] = []
-    for i, sub in enumerate(raws):
-        where = f"task.subgoals[{i}]"
-        st = _Table(shown, where, sub)
-        st.done(set(SUBGOAL_KEYS))
+
+    def subgoal(where: str, st: _Table, sub: Mapping[str, Any], before: Sequence[Subgoal]) -> Subgoal:
         first = _option(shown, where, {k: v for k, v in sub.items() if k in ("tool", "arguments")})
         options = [first]
         for j, alt in enumerate(st.tables("alternatives")):
             options.append(_option(shown, f"{where}.alternatives[{j}]", alt))
         verify = st.get("verify")
         checks.append(None if verify is None else _check(shown, f"{where}.verify", verify))
-        subgoals.append(
-            Subgoal(
-                st.string("name", f"subgoal {i + 1}"),
-                tuple(options),
-                None,
-                {},
-                _tolerance(st),
-                _after(st, [g.name for g in subgoals]),
-            )
+        return Subgoal(
+            st.string("name", f"subgoal {len(before) + 1}"),
+            tuple(options),
+            None,
+            {},
+            _tolerance(st),
+            _after(st, [g.name for g in before]),
         )
-    names = [g.name for g in subgoals]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise table.fail("subgoals", f"two subgoals are named {dup!r}; names must differ (after names them)")
-    return Task(prompt, tuple(subgoals), order), tuple(checks)
+
+    return task_table(shown, raw, SUBGOAL_KEYS, subgoal), tuple(checks)
 
 
 def _tolerance(st: _Table) -> dict[str, float | str]:

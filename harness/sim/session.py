@@ -405,6 +405,8 @@ class _Session(SessionLoop):
         if ev.kind == "add_tool":
             self._register(ev.tool, None, ev.notify)
         elif ev.kind == "change_schema":
+            if not (ev.variant is None or isinstance(ev.variant, str)):  # a proxy's renames table
+                raise ValueError(f"event {ev.index}: a simulated change_schema names a catalogue variant")
             self._register(ev.tool, ev.variant, ev.notify)
             self.changed[ev.tool] = ev.kind
         elif ev.kind == "remove_tool":

@@ -282,26 +282,48 @@ def _pickled(value: Any) -> bytes:
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _shared(after: Any, before: Any) -> Any:
+PRE_PICKLES = 65536
+"""How many parts of pre-environments a process keeps the pickle of (:func:`_pre_pickled`)."""
+
+_pre_pickles: dict[int, tuple[Any, bytes]] = {}
+
+
+def _pre_pickled(part: Any) -> bytes:
+    """The pickle of a part of a snapshot's shared pre-environment, made once per process: every
+    session of a task compares its post-environment with the same ``pre``, which nothing changes
+    (an altered world's ``pre`` is a session's own, pickled afresh). Kept by ``id`` beside the
+    part itself, so an id is never another object's."""
+    found = _pre_pickles.get(id(part))
+    if found is not None and found[0] is part:
+        return found[1]
+    if len(_pre_pickles) >= PRE_PICKLES:
+        _pre_pickles.clear()
+    blob = _pickled(part)
+    _pre_pickles[id(part)] = (part, blob)
+    return blob
+
+
+def _shared(after: Any, before: Any, pickled: Callable[[Any], bytes] = lambda v: _pickled(v)) -> Any:
     """``after`` with each of its parts that pickles as ``before``'s same part replaced by that part,
     at every depth: a model's fields, a dict's values under the same keys, a list's items at the
     same places. A workspace session that sends one email changes the inbox, and sharing only
-    whole top-level parts left the judge's diff walking every other email (most of its time)."""
+    whole top-level parts left the judge's diff walking every other email (most of its time).
+    ``pickled`` gives ``before``'s parts' pickles (:func:`_pre_pickled` for a snapshot's)."""
     if after is before or type(after) is not type(before):
         return after
-    if after == before and _pickled(after) == _pickled(before):  # ``==`` first: cheap where it fails
+    if after == before and _pickled(after) == pickled(before):  # ``==`` first: cheap where it fails
         return before
     fields = getattr(type(after), "model_fields", None)
     if fields is not None:
         for name in fields:
-            after.__dict__[name] = _shared(getattr(after, name), getattr(before, name))
+            after.__dict__[name] = _shared(getattr(after, name), getattr(before, name), pickled)
     elif isinstance(after, dict):
         for key, value in after.items():
             if key in before:
-                after[key] = _shared(value, before[key])
+                after[key] = _shared(value, before[key], pickled)
     elif isinstance(after, list):
         for i, value in enumerate(after[: len(before)]):
-            after[i] = _shared(value, before[i])
+            after[i] = _shared(value, before[i], pickled)
     return after
 
 
@@ -435,6 +457,8 @@ class Episode:
         else:
             blob, self.pre = _snapshot(suite_name, task_id, injected)
             self.env = pickle.loads(blob)  # our own pickle, made in this process
+        self._snapshot: Any = None if _plain.get() else self.pre
+        """The shared pre-environment of the task's snapshot, while ``pre`` is it (nothing writes it)."""
         self.runtime = FunctionsRuntime(self.suite.tools)
         self._plain = _plain.get()
         self._shared = self._plain
@@ -460,7 +484,8 @@ class Episode:
         if self._shared:
             return
         self._shared = True
-        self.env = _shared(self.env, self.pre)
+        snapshot = self._snapshot is not None and self.pre is self._snapshot
+        self.env = _shared(self.env, self.pre, _pre_pickled if snapshot else _pickled)
 
     def run(self, function: str, args: Mapping[str, Any], now_s: float = 0.0) -> str:
         """Run ``function`` in this world at ``now_s`` virtual seconds; its result as AgentDojo puts

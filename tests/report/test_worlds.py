@@ -156,3 +156,13 @@ def test_steps_stand_beside_calls_with_a_failure_counted_at_the_budget() -> None
     assert math.isclose(row["steps_base"], (4 + 2) / 2) and math.isclose(row["steps_other"], (20 + 4) / 2)
     assert row["calls_tasks"] == 1
     assert {"steps_lo", "steps_hi", "steps_p", "steps_p_adj"} <= set(row.index)
+
+
+def test_a_scenario_s_fault_draw_is_read_from_its_name_and_only_under_our_faults() -> None:
+    from harness.report.worlds import fault_draw
+
+    assert fault_draw(TASK) == 0 and fault_draw(f"{TASK}/upstream/2") == 2
+    assert fault_draw("bfcl/multi_turn_base/0/upstream") == 0
+    assert fault_draw("bfcl/multi_turn_base/0/raised/1") == 1
+    assert fault_draw(EVENT) is None and fault_draw(f"{TASK}/injection_error") is None
+    assert fault_draw("bfcl/multi_turn_base/0") is None and fault_draw("flaky_weather") is None

@@ -86,7 +86,8 @@ def test_the_rows_are_the_plain_paths_in_every_column_but_wall_time(per: int) ->
 
 def test_a_post_environment_sharing_pre_s_parts_diffs_as_its_own_copy() -> None:
     """Every task's plan run on its world, then its post-environment shares ``pre``'s equal parts
-    at every depth (:func:`harness.worlds.agentdojo._shared`): it is still equal to an unshared
+    at every depth (:func:`harness.worlds.agentdojo._shared`, ``pre``'s pickles remembered): it is
+    still equal to an unshared
     copy, shares at least one part below the top with ``pre``, and DeepDiff (what AgentDojo's
     judges read) says the same of both."""
     from deepdiff import DeepDiff
@@ -97,7 +98,9 @@ def test_a_post_environment_sharing_pre_s_parts_diffs_as_its_own_copy() -> None:
         for function, args in agentdojo.plan(suite, task_id).calls:
             episode.runtime.run_function(episode.env, function, dict(args))
         own = episode.env.model_copy(deep=True)
-        shared = agentdojo._shared(episode.env, episode.pre)
+        shared = agentdojo._shared(
+            episode.env, episode.pre, agentdojo._pre_pickled
+        )  # ``pre``: the snapshot's
         assert shared == own
         assert DeepDiff(episode.pre, shared) == DeepDiff(episode.pre, own)
         for name in type(shared).model_fields:
