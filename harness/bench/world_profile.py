@@ -3,9 +3,11 @@ native sessions (issue 48).
 
 ``python -m harness.bench.world_profile --sessions 40`` runs that many sessions of the first
 tasks of each AgentDojo suite (the reader, ``is_error``, the typical host, under the study's
-upstream faults) under cProfile, in this process, and sums each function's *self* time into
-the rooms of :data:`ROOMS`, the first whose path fragment the function's file holds (a built-in
-function's time, a regex search say, goes to the rooms of the functions that called it). It prints,
+upstream faults; seeds from 1, after one unprofiled session of every task of the suite, as a
+study's later sessions of a task find the process) under cProfile, in this process, and sums
+each function's *self* time into the rooms of :data:`ROOMS`, the first whose path fragment the
+function's file holds (a built-in function's time, a regex search say, goes to the rooms of the
+functions that called it). It prints,
 per suite, the milliseconds a session took under the profiler and each room's share. Shares,
 not absolute times: the profiler slows every call alike, more or less, and a share is what says
 where a change would pay. Needs the ``[worlds]`` extra.
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 ROOMS: tuple[tuple[str, str], ...] = (
     ("deepdiff", "DeepDiff (AgentDojo's utility judges diff the whole environment)"),
     ("yaml", "AgentDojo's YAML dump and load (PyYAML)"),
-    ("copy.py", "deep copies (copy.deepcopy)"),
+    ("copy.py", "the copy module (deep copies; DeepDiff copies each level of its tree)"),
     ("pydantic", "pydantic models (AgentDojo's environments and tools)"),
     ("agentdojo", "AgentDojo itself (tools, tasks, judges)"),
     ("harness/protocol", "the MCP core (sans-IO client and server, codec)"),
@@ -54,10 +56,13 @@ def profile_suite(suite: str, sessions: int) -> tuple[float, dict[str, float]]:
 
     tasks = [n for n in study_names() if n.startswith(f"agentdojo/{suite}/") and n.count("/") == 2]
     cells = [
-        Cell(tasks[i % len(tasks)], "reader", "is_error", "typical", i // len(tasks)) for i in range(sessions)
+        Cell(tasks[i % len(tasks)], "reader", "is_error", "typical", 1 + i // len(tasks))
+        for i in range(sessions)
     ]
     options = SessionOptions()
-    run_cells(cells[: min(len(cells), 4)], options)  # imports and per-process caches, outside the profile
+    # imports and each task's first session (its plan, snapshot, verdicts), outside the profile:
+    # a study runs 60 sessions of each scenario, so what the first pays is not where its time goes
+    run_cells([Cell(t, "reader", "is_error", "typical", 0) for t in tasks], options)
     profiler = cProfile.Profile()
     start = time.perf_counter()
     profiler.enable()

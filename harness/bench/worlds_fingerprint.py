@@ -55,9 +55,11 @@ def _path(plain: bool) -> Iterator[None]:
     from harness.worlds import agentdojo, session
 
     session._BASELINES.clear()
+    agentdojo._verdicts.clear()
     with agentdojo.plain() if plain else contextlib.nullcontext():
         yield
     session._BASELINES.clear()
+    agentdojo._verdicts.clear()
 
 
 def rows(names: list[str], seeds: int, *, plain: bool = False) -> Iterator[dict[str, Any]]:

@@ -233,15 +233,45 @@ def _prepared(suite_name: str, task_id: str, injected: tuple[tuple[str, str], ..
     return user_task(suite_name, task_id).init_environment(base.model_copy(deep=True))
 
 
-@functools.lru_cache(maxsize=SNAPSHOTS)
-def _snapshot(suite_name: str, task_id: str, injected: tuple[tuple[str, str], ...]) -> tuple[bytes, Any]:
-    """The task's pre-environment built once per process: its pickle (loaded for each session's
-    own ``env``, about 4 x quicker than a deep copy of it) and one object loaded from it, shared
-    as ``pre`` by every session that leaves it as it was (nothing writes ``pre``: the judge reads
-    it, :meth:`Episode.alter` replaces it)."""
-    blob = pickle.dumps(_prepared(suite_name, task_id, injected), protocol=pickle.HIGHEST_PROTOCOL)
-    return blob, pickle.loads(blob)
+@dataclass(frozen=True)
+class Snapshot:
+    """A task's pre-environment built once per process (:func:`_snapshot`)."""
 
+    blob: bytes
+    """Its pickle."""
+    pre: Any
+    """One object loaded from it, shared as ``pre`` by every session that leaves it as it was
+    (nothing writes ``pre``: the judge reads it, :meth:`Episode.alter` replaces it)."""
+    parts: Mapping[str, bytes]
+    """Each top-level part's own pickle (``inbox``, ``calendar``...), loaded for a session when a
+    call first needs that part (:meth:`Episode.run`)."""
+
+
+@functools.lru_cache(maxsize=SNAPSHOTS)
+def _snapshot(suite_name: str, task_id: str, injected: tuple[tuple[str, str], ...]) -> Snapshot:
+    """The task's pre-environment built once per process, as its pickle and its parts' (about
+    4 x quicker to load than a deep copy of it), and one object loaded from it."""
+    blob = pickle.dumps(_prepared(suite_name, task_id, injected), protocol=pickle.HIGHEST_PROTOCOL)
+    pre = pickle.loads(blob)
+    parts = {name: _pickled(getattr(pre, name)) for name in type(pre).model_fields}
+    return Snapshot(blob, pre, parts)
+
+
+@functools.cache
+def _needs(suite_name: str) -> dict[str, frozenset[str] | None]:
+    """Each tool's parts of the environment (AgentDojo's ``Depends``, each naming a top-level
+    field; None where one is a function, which may reach any part)."""
+    out: dict[str, frozenset[str] | None] = {}
+    for function in suite(suite_name).tools:
+        names = [d.env_dependency for d in function.dependencies.values()]
+        out[function.name] = None if any(not isinstance(n, str) for n in names) else frozenset(names)
+    return out
+
+
+VERDICTS = 8192
+"""How many judges' verdicts a process keeps (:meth:`Episode._verdict`)."""
+
+_verdicts: dict[bytes, bool] = {}
 
 SAID = 4096
 """How many tool results' YAML a process keeps (most are a few kB: the same read of the same
@@ -446,25 +476,46 @@ class Episode:
     def __init__(self, suite_name: str, task_id: str, injected: tuple[tuple[str, str], ...] = ()) -> None:
         from agentdojo.functions_runtime import FunctionsRuntime
 
-        self.suite_name, self.task_id = suite_name, task_id
+        self.suite_name, self.task_id, self.injected = suite_name, task_id, injected
         self.suite = suite(suite_name)
         self.task = user_task(suite_name, task_id)
-        self.env: Any
+        self._env: Any
         self.pre: Any
+        self._snapshot: Snapshot | None = None
+        """The task's snapshot, while this session's parts not yet needed are its ``pre``'s."""
         if _plain.get():
-            self.env = _prepared(suite_name, task_id, injected)
-            self.pre = self.env.model_copy(deep=True)
+            self._env = _prepared(suite_name, task_id, injected)
+            self.pre = self._env.model_copy(deep=True)
         else:
-            blob, self.pre = _snapshot(suite_name, task_id, injected)
-            self.env = pickle.loads(blob)  # our own pickle, made in this process
-        self._snapshot: Any = None if _plain.get() else self.pre
-        """The shared pre-environment of the task's snapshot, while ``pre`` is it (nothing writes it)."""
+            self._snapshot = _snapshot(suite_name, task_id, injected)
+            self.pre = self._snapshot.pre
+            self._env = self.pre.model_copy()  # every part shared with ``pre`` until a call needs it
+        self._own: set[str] = set(type(self._env).model_fields) if self._snapshot is None else set()
+        """The parts of ``env`` that are this session's own (loaded from the snapshot's pickles)."""
         self.runtime = FunctionsRuntime(self.suite.tools)
         self._plain = _plain.get()
         self._shared = self._plain
         """Whether the post-environment already shares ``pre``'s unchanged parts (or must not)."""
         self.calls: list[WorldCall] = []
         """Every call that reached the runtime, in order (what AgentDojo calls the functions trace)."""
+
+    @property
+    def env(self) -> Any:
+        """The environment the calls change, every part of it this session's own: what a caller
+        outside the session may read and write (a test, a world event)."""
+        self._take(None)
+        return self._env
+
+    def _take(self, parts: frozenset[str] | None) -> None:
+        """Make ``parts`` of ``env`` (None: all) this session's own, each loaded from the
+        snapshot's pickle of it the first time: a session pays only for the parts its calls
+        reach, and a part no call reached stays ``pre``'s, which the judge's diff then skips."""
+        if self._snapshot is None:
+            return
+        wanted = set(type(self._env).model_fields) if parts is None else parts
+        for name in wanted - self._own:
+            self._env.__dict__[name] = pickle.loads(self._snapshot.parts[name])  # our own pickle
+            self._own.add(name)
 
     def alter(self, change: Callable[[Any], None]) -> None:
         """Change the world before the session's first call (a world event: another user renamed
@@ -473,7 +524,7 @@ class Episode:
         if self.calls:
             raise RuntimeError("a world is altered before its first call, not during the session")
         change(self.env)
-        self.pre = self.env.model_copy(deep=True)
+        self.pre = self._env.model_copy(deep=True)
 
     def _share(self) -> None:
         """Before the judge reads it: every part of the post-environment that is still byte for
@@ -484,8 +535,8 @@ class Episode:
         if self._shared:
             return
         self._shared = True
-        snapshot = self._snapshot is not None and self.pre is self._snapshot
-        self.env = _shared(self.env, self.pre, _pre_pickled if snapshot else _pickled)
+        snapshot = self._snapshot is not None and self.pre is self._snapshot.pre
+        self._env = _shared(self._env, self.pre, _pre_pickled if snapshot else _pickled)
 
     def run(self, function: str, args: Mapping[str, Any], now_s: float = 0.0) -> str:
         """Run ``function`` in this world at ``now_s`` virtual seconds; its result as AgentDojo puts
@@ -495,7 +546,8 @@ class Episode:
         dump = _yaml_dump(plain=self._plain)
         token = _NOW.set(EPOCH + _dt.timedelta(seconds=now_s))
         try:
-            result, error = self.runtime.run_function(self.env, function, dict(args))
+            self._take(_needs(self.suite_name).get(function))
+            result, error = self.runtime.run_function(self._env, function, dict(args))
         finally:
             _NOW.reset(token)
         self.calls.append(WorldCall(function, dict(args), error))
@@ -505,7 +557,7 @@ class Episode:
 
     def state(self) -> Any:
         """The environment as plain data (to see whether a call changed it)."""
-        return self.env.model_dump()
+        return self._env.model_dump()
 
     def _trace(self) -> list[Any]:
         from agentdojo.functions_runtime import FunctionCall
@@ -515,19 +567,50 @@ class Episode:
     def utility(self, output: str) -> bool:
         """The task's own verdict: ``utility_from_traces`` where the task has one, else
         ``utility(output, pre, post)``, as AgentDojo's suites decide it."""
+        return self._verdict("utility", output, self._utility)
+
+    def _utility(self, output: str) -> bool:
         self._share()
-        verdict = self.task.utility_from_traces(output, self.pre, self.env, self._trace())
+        verdict = self.task.utility_from_traces(output, self.pre, self._env, self._trace())
         if verdict is None:
-            verdict = self.task.utility(output, self.pre, self.env)
+            verdict = self.task.utility(output, self.pre, self._env)
         return bool(verdict)
 
     def security(self, injection_id: str, output: str) -> bool:
         """The injection task's own verdict on this session: True when its goal was met (the
         attack worked), by ``security_from_traces`` where it has one, else ``security(output,
         pre, post)``, as AgentDojo's suites decide it."""
+        return self._verdict(
+            f"security:{injection_id}", output, functools.partial(self._security, injection_id)
+        )
+
+    def _security(self, injection_id: str, output: str) -> bool:
         task = self.suite.injection_tasks[injection_id]
         self._share()
-        verdict = task.security_from_traces(output, self.pre, self.env, self._trace())
+        verdict = task.security_from_traces(output, self.pre, self._env, self._trace())
         if verdict is None:
-            verdict = task.security(output, self.pre, self.env)
+            verdict = task.security(output, self.pre, self._env)
         return bool(verdict)
+
+    def _verdict(self, judge: str, output: str, decide: Callable[[str], bool]) -> bool:
+        """``decide(output)``, remembered per process (:data:`_verdicts`) while ``pre`` is the
+        task's snapshot: a judge of AgentDojo's is a function of the task, ``pre``, the
+        post-environment, the output and the calls made, and most sessions of a task end in the
+        same post-environment with the same output and calls, where the judge's diff of the whole
+        environment is most of a workspace session. The key is the digest of their pickles; an
+        equal pickle means equal values of equal types (unequal ones can only miss). On the plain
+        path, or with ``pre`` a session's own (a world event), every verdict is decided afresh."""
+        if self._snapshot is None or self.pre is not self._snapshot.pre or self._plain:
+            return decide(output)
+        try:
+            calls = [(c.function, c.args) for c in self.calls]
+            blob = _pickled((self.suite_name, self.task_id, self.injected, judge, output, calls, self._env))
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return decide(output)
+        key = hashlib.blake2b(blob, digest_size=32).digest()
+        found = _verdicts.get(key)
+        if found is None:
+            if len(_verdicts) >= VERDICTS:
+                _verdicts.clear()
+            found = _verdicts[key] = decide(output)
+        return found

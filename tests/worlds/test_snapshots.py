@@ -65,9 +65,11 @@ def test_sessions_leave_the_shared_pre_environment_as_it_was() -> None:
         injected = set(condition) & set(INJECTIONS)
         made = draw_injection(name, suite, task_id, condition[0]) if injected else None
         vectors = made.vectors if made is not None else ()
-        blob, pre = agentdojo._snapshot(suite, task_id, vectors)
+        snap = agentdojo._snapshot(suite, task_id, vectors)
         fresh = agentdojo._prepared(suite, task_id, vectors)
-        assert pre == fresh and pre.model_dump() == fresh.model_dump() == pickle.loads(blob).model_dump()
+        assert snap.pre == fresh and snap.pre.model_dump() == fresh.model_dump()
+        assert pickle.loads(snap.blob).model_dump() == fresh.model_dump()
+        assert {n: pickle.loads(b) for n, b in snap.parts.items()} == dict(fresh)
 
 
 @pytest.mark.parametrize("per", [1])
@@ -119,3 +121,39 @@ def test_a_part_equal_in_value_but_not_in_type_is_not_shared() -> None:
     assert after.items is not before.items
     same = Part(value=1, items={"a": 1, "b": 2})
     assert agentdojo._shared(same, before) is before
+
+
+def test_a_session_owns_only_the_parts_its_calls_reach_and_the_rest_stays_pre_s() -> None:
+    """A workspace session that reads the calendar loads its own calendar and shares the inbox
+    and the drive with ``pre``; ``env`` read from outside the session is every part its own."""
+    episode = agentdojo.Episode("workspace", "user_task_0")
+    function, args = agentdojo.plan("workspace", "user_task_0").calls[0]
+    needs = agentdojo._needs("workspace")[function]
+    assert needs
+    episode.run(function, args)
+    for name in type(episode.pre).model_fields:
+        assert (getattr(episode._env, name) is getattr(episode.pre, name)) == (name not in needs), name
+    env = episode.env
+    assert all(getattr(env, n) is not getattr(episode.pre, n) for n in type(env).model_fields)
+    assert env == episode.pre  # a read changes nothing
+
+
+def test_a_verdict_is_remembered_only_for_the_same_world_output_and_calls() -> None:
+    """The judge's memo answers a second session that ended alike, and decides afresh for one
+    whose world differs: the remembered verdict is never another world's."""
+    suite, task_id = "banking", "user_task_0"
+    plan = agentdojo.plan(suite, task_id)
+    agentdojo._verdicts.clear()
+    verdicts = []
+    for run in (True, True, False):
+        episode = agentdojo.Episode(suite, task_id)
+        if run:
+            for function, args in plan.calls:
+                episode.run(function, args)
+        verdicts.append(episode.utility(plan.output))
+    with agentdojo.plain():
+        plain = agentdojo.Episode(suite, task_id)
+    for function, args in plan.calls:
+        plain.run(function, args)
+    assert verdicts[0] == verdicts[1] == plain.utility(plan.output) is True
+    assert verdicts[2] is False and len(agentdojo._verdicts) == 2
