@@ -271,7 +271,7 @@ def _needs(suite_name: str) -> dict[str, frozenset[str] | None]:
 VERDICTS = 8192
 """How many judges' verdicts a process keeps (:meth:`Episode._verdict`)."""
 
-_verdicts: dict[bytes, bool] = {}
+_verdicts: dict[bytes, tuple[bool, tuple[Any, ...]]] = {}
 
 SAID = 4096
 """How many tool results' YAML a process keeps (most are a few kB: the same read of the same
@@ -567,7 +567,7 @@ class Episode:
     def utility(self, output: str) -> bool:
         """The task's own verdict: ``utility_from_traces`` where the task has one, else
         ``utility(output, pre, post)``, as AgentDojo's suites decide it."""
-        return self._verdict("utility", output, self._utility)
+        return self._verdict(self.task, ("utility_from_traces", "utility"), output, self._utility)
 
     def _utility(self, output: str) -> bool:
         self._share()
@@ -580,9 +580,9 @@ class Episode:
         """The injection task's own verdict on this session: True when its goal was met (the
         attack worked), by ``security_from_traces`` where it has one, else ``security(output,
         pre, post)``, as AgentDojo's suites decide it."""
-        return self._verdict(
-            f"security:{injection_id}", output, functools.partial(self._security, injection_id)
-        )
+        task = self.suite.injection_tasks[injection_id]
+        judges = ("security_from_traces", "security")
+        return self._verdict(task, judges, output, functools.partial(self._security, injection_id))
 
     def _security(self, injection_id: str, output: str) -> bool:
         task = self.suite.injection_tasks[injection_id]
@@ -592,19 +592,25 @@ class Episode:
             verdict = task.security(output, self.pre, self._env)
         return bool(verdict)
 
-    def _verdict(self, judge: str, output: str, decide: Callable[[str], bool]) -> bool:
+    def _verdict(
+        self, task: Any, judges: tuple[str, ...], output: str, decide: Callable[[str], bool]
+    ) -> bool:
         """``decide(output)``, remembered per process (:data:`_verdicts`) while ``pre`` is the
         task's snapshot: a judge of AgentDojo's is a function of the task, ``pre``, the
         post-environment, the output and the calls made, and most sessions of a task end in the
         same post-environment with the same output and calls, where the judge's diff of the whole
         environment is most of a workspace session. The key is the digest of their pickles; an
         equal pickle means equal values of equal types (unequal ones can only miss). On the plain
-        path, or with ``pre`` a session's own (a world event), every verdict is decided afresh."""
+        path, or with ``pre`` a session's own (a world event), every verdict is decided afresh.
+        The judge's own functions are part of the key (and kept alive beside the verdict, so
+        that an id is never another's): a judge replaced in the process is asked afresh."""
         if self._snapshot is None or self.pre is not self._snapshot.pre or self._plain:
             return decide(output)
+        functions = tuple(getattr(task, name) for name in judges)
+        ids = tuple(id(getattr(f, "__func__", f)) for f in functions)
         try:
             calls = [(c.function, c.args) for c in self.calls]
-            blob = _pickled((self.suite_name, self.task_id, self.injected, judge, output, calls, self._env))
+            blob = _pickled((self.suite_name, self.task_id, self.injected, ids, output, calls, self._env))
         except (pickle.PicklingError, TypeError, AttributeError):
             return decide(output)
         key = hashlib.blake2b(blob, digest_size=32).digest()
@@ -612,5 +618,5 @@ class Episode:
         if found is None:
             if len(_verdicts) >= VERDICTS:
                 _verdicts.clear()
-            found = _verdicts[key] = decide(output)
-        return found
+            found = _verdicts[key] = (decide(output), functions)
+        return found[0]
