@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -426,6 +427,86 @@ def line_progress(total: int, done: int) -> Advance:
     return advance
 
 
+@dataclass(frozen=True)
+class RunRequest:
+    """What ``harness run`` was asked, as parsed: every option's value, and which of them the user
+    gave (``given``): a value left at its default yields to a resumed run's or the study's."""
+
+    scenarios: tuple[str, ...]
+    agents: tuple[str, ...]
+    strategies: tuple[str, ...]
+    hosts: tuple[str, ...]
+    eras: tuple[str, ...]
+    seeds: int
+    sets: tuple[str, ...]
+    out: Path | None
+    executor: str
+    workers: int | None
+    scheduler: str | None
+    resume: bool
+    traces: bool
+    codec: str
+    by: str
+    no_compare: bool
+    explain: bool
+    families: tuple[str, ...]
+    count: int
+    family_seed: int
+    study: bool
+    worlds: bool
+    llm_base_url: str | None
+    llm_model: str | None
+    llm_api_key_env: str
+    cassette: Path | None
+    replay: bool
+    llm_concurrency: int
+    max_requests: int | None
+    max_tokens: int | None
+    dry_run: bool
+    allow_errors: bool
+    session_timeout: float = 600.0
+    yes: bool = False
+    server: str | None = None
+    given: frozenset[str] = frozenset()
+
+    def gave(self, name: str) -> bool:
+        return name in self.given
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a request resolves to before anything runs (:func:`plan`): the grid, its sources and
+    options, where it runs, and what is said before it starts."""
+
+    request: RunRequest
+    grid: Grid
+    sources: tuple[tuple[str, str], ...]
+    options: Any
+    """The sessions' :class:`harness.batch.runner.SessionOptions`."""
+    kinds: Any
+    """Each cell's kind of session (:func:`harness.batch.kinds.grid_kinds`)."""
+    budget: Any
+    """The model requests' :class:`harness.batch.runner.Budget`."""
+    executor: str
+    where: str
+    """The executor as announced (with why it was chosen)."""
+    workers: int | None
+    scheduler: str | None
+    resume: bool
+    out: Path | None
+    """The run's folder: a resumed run's, the one asked for, or None for a new default one."""
+    families: tuple[str, ...]
+    family_seed: int
+    settings: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]
+    notes: tuple[str, ...] = ()
+    """Lines said before the run starts."""
+
+    @property
+    def in_process(self) -> bool:
+        """Whether every session runs in this machine's processes (no real server's)."""
+        return "served" not in self.kinds
+
+
 @click.command("run")
 @click.argument("scenarios", nargs=-1)
 @click.option("--agents", multiple=True, help="Agents to run (comma-separated or repeated); default all.")
@@ -556,62 +637,50 @@ def line_progress(total: int, done: int) -> Advance:
     f"{HARNESS_ERROR_EXIT}); such sessions are left out of every rate either way.",
 )
 @click.pass_context
-def command(
-    ctx: click.Context,
-    scenarios: tuple[str, ...],
-    agents: tuple[str, ...],
-    strategies: tuple[str, ...],
-    hosts: tuple[str, ...],
-    eras: tuple[str, ...],
-    seeds: int,
-    sets: tuple[str, ...],
-    out: Path | None,
-    executor: str,
-    workers: int | None,
-    scheduler: str | None,
-    resume: bool,
-    traces: bool,
-    codec: str,
-    by: str,
-    no_compare: bool,
-    explain: bool,
-    families: tuple[str, ...],
-    count: int,
-    family_seed: int,
-    study: bool,
-    worlds: bool,
-    llm_base_url: str | None,
-    llm_model: str | None,
-    llm_api_key_env: str,
-    cassette: Path | None,
-    replay: bool,
-    llm_concurrency: int,
-    max_requests: int | None,
-    max_tokens: int | None,
-    dry_run: bool,
-    allow_errors: bool,
-    session_timeout: float = 600.0,
-    yes: bool = False,
-    server: str | None = None,
-) -> int:
+def command(ctx: click.Context, /, **params: Any) -> int:
     """Run every scenario x agent x strategy x seed (default: all shipped, 100 seeds) and compare.
 
     With --family, scenarios sampled from families run too (and alone when no SCENARIOS are
     named); --study is the preset over the shipped families, which takes a few minutes.
     """
+    request = _request(ctx, params)
+    run_plan = plan(request)
+    if request.dry_run:
+        print_dry_run(run_plan.grid, run_plan.sources, run_plan.options)
+        return 0
+    return execute(run_plan)
+
+
+def _request(ctx: click.Context, params: dict[str, Any]) -> RunRequest:
+    return RunRequest(**params, given=frozenset(name for name in params if _given(ctx, name)))
+
+
+def parse_request(args: list[str]) -> RunRequest:
+    """The request ``harness run ARGS`` makes, parsed as the command line parses it; nothing runs
+    (what :func:`plan` is tested on)."""
+    ctx = command.make_context("run", list(args))
+    return _request(ctx, dict(ctx.params))
+
+
+def plan(request: RunRequest) -> RunPlan:
+    """Resolve a request into the run it asks for, reading only what is on disk (a resumed run's
+    manifest, the scenario files): every mistake in it a UserError before anything runs or any
+    folder is made. Tested on its own (``tests/cli/test_run_plan.py``)."""
     from harness.batch.kinds import grid_kinds
     from harness.batch.results import ResultsDir, WriterLock
-    from harness.batch.runner import (
-        Budget,
-        SchedulerUnreachable,
-        SessionOptions,
-        check_scheduler,
-        default_executor,
-        default_out,
-        run_batch,
-    )
+    from harness.batch.runner import Budget, SessionOptions, default_executor
     from harness.cli.served import is_served_run, served_grid
 
+    r = request  # the values below change as the plan resolves them (--study, --resume)
+    scenarios, agents, strategies, hosts = r.scenarios, r.agents, r.strategies, r.hosts  # fmt: skip
+    eras, seeds, sets, out, executor = r.eras, r.seeds, r.sets, r.out, r.executor  # fmt: skip
+    workers, scheduler, resume, traces = r.workers, r.scheduler, r.resume, r.traces  # fmt: skip
+    codec, by, families, count, family_seed = r.codec, r.by, r.families, r.count, r.family_seed  # fmt: skip
+    study, worlds, llm_base_url, llm_model = r.study, r.worlds, r.llm_base_url, r.llm_model  # fmt: skip
+    llm_api_key_env, cassette, replay = r.llm_api_key_env, r.cassette, r.replay  # fmt: skip
+    llm_concurrency, max_requests, max_tokens = r.llm_concurrency, r.max_requests, r.max_tokens  # fmt: skip
+    dry_run, session_timeout, server = r.dry_run, r.session_timeout, r.server  # fmt: skip
+    notes: list[str] = []
     if server is not None and resume:
         raise UserError("--resume keeps the run's server (its manifest): drop --server")
 
@@ -630,9 +699,9 @@ def command(
             families = tuple(list_families())
             if not families:
                 raise UserError("--study: no shipped families (scenarios/families/*.toml)")
-            if not _given(ctx, "count"):
+            if not request.gave("count"):
                 count = -(-STUDY_SCENARIOS // len(families))
-        if not _given(ctx, "seeds"):
+        if not request.gave("seeds"):
             seeds = WORLD_STUDY_SEEDS if worlds else STUDY_SEEDS
     if resume:
         if out is None:
@@ -643,14 +712,14 @@ def command(
         sources = tuple(sorted(results.manifest.get("scenario_sources", {}).items()))
         kept = {"codec": results.manifest.get("codec", codec), "traces": bool(results.manifest.get("traces"))}
         for name, value in (("codec", codec), ("traces", traces)):
-            if _given(ctx, name) and value != kept[name]:
+            if request.gave(name) and value != kept[name]:
                 raise UserError(
                     f"--resume finishes {out} with the run's --{name} ({kept[name]}), not {value}: "
                     f"drop --{name}, or start a new run with another --out"
                 )
         codec, traces = str(kept["codec"]), bool(kept["traces"])
         given = {
-            name: _given(ctx, name)
+            name: request.gave(name)
             for name in ("scenarios", "agents", "strategies", "hosts", "eras", "seeds", "sets")
         }
         if any(given.values()):
@@ -663,21 +732,20 @@ def command(
                     "draws other scenarios: drop --family to resume, or start a new run with another --out"
                 )
         # The run goes on where it was started unless told otherwise.
-        if not _given(ctx, "llm_concurrency"):
+        if not request.gave("llm_concurrency"):
             llm_concurrency = int(results.manifest.get("llm_concurrency") or llm_concurrency)
-        if not _given(ctx, "executor"):
+        if not request.gave("executor"):
             executor = str(results.manifest.get("executor") or executor)
-            if not _given(ctx, "scheduler") and executor == "dask":
+            if not request.gave("scheduler") and executor == "dask":
                 scheduler = results.manifest.get("scheduler") or None
             if executor == "serial" and results.manifest.get("status") == "running":
                 # Its process ended with the run still going: a kill from outside, or a session
                 # that ended it (a signal to itself). Worker processes find such a session and
                 # record it as a harness_error, where the same process would meet it again.
                 executor = "process"
-                click.echo(
+                notes.append(
                     f"harness run --resume: {out} was left running by a serial run whose process ended; "
-                    "resuming in worker processes (--executor serial to insist)",
-                    err=True,
+                    "resuming in worker processes (--executor serial to insist)"
                 )
     elif is_served_run(scenarios, server):  # scenarios for a real server (harness.cli.served)
         grid, sources = served_grid(scenarios, agents, strategies, hosts, seeds, sets, eras, server, families)
@@ -687,7 +755,7 @@ def command(
         )
     if resume:
         if any(
-            _given(ctx, n) for n in ("llm_base_url", "llm_model", "llm_api_key_env", "cassette", "replay")
+            request.gave(n) for n in ("llm_base_url", "llm_model", "llm_api_key_env", "cassette", "replay")
         ):
             raise UserError("--resume keeps the run's model settings (its manifest): drop the --llm-* flags")
         settings = tuple(
@@ -709,21 +777,51 @@ def command(
         session_timeout=session_timeout or None,
     )
     kinds = grid_kinds(grid.scenarios, sources)  # each cell runs as its scenario's kind
-    if dry_run:
-        if resume:
-            raise UserError("--dry-run describes a new run: drop --resume")
-        print_dry_run(grid, sources, options)
-        return 0
+    if dry_run and resume:
+        raise UserError("--dry-run describes a new run: drop --resume")
     if scheduler and executor != "dask":
         raise UserError("--scheduler goes with --executor dask")
-    if scheduler:
-        check_scheduler(scheduler)
     from harness.sim.session import ROW_COLUMNS
 
     known = (*ROW_COLUMNS, *grid.param_names)
     for col in split_names([by]):
         if col not in known:
             raise unknown_name("--by column", col, known)
+    where = f"{executor}, {scheduler}" if scheduler else executor
+    if not resume and not request.gave("executor") and "served" not in kinds:
+        scripted = len(grid) // len(grid.agents) * sum(not calls_a_model(a) for a in grid.agents)
+        executor, why = default_executor(scripted, workers or os.cpu_count() or 1)
+        if why:
+            where = f"{executor}: {why}; --executor process starts one anyway"
+    return RunPlan(
+        request=request, grid=grid, sources=sources, options=options, kinds=kinds, budget=budget,
+        executor=executor, where=where, workers=workers, scheduler=scheduler, resume=resume, out=out,
+        families=families, family_seed=family_seed, settings=settings, notes=tuple(notes),
+    )  # fmt: skip
+
+
+def execute(run_plan: RunPlan) -> int:
+    """Run a plan (:func:`plan`): the last checks that touch the world (the scheduler reached, a
+    big grid confirmed, the run's folder taken), then the batch, then the comparison; the exit
+    status."""
+    from harness.batch.results import ResultsDir
+    from harness.batch.runner import SchedulerUnreachable, check_scheduler, default_out, run_batch
+
+    request = run_plan.request
+    grid, sources, options, budget = run_plan.grid, run_plan.sources, run_plan.options, run_plan.budget
+    executor, where = run_plan.executor, run_plan.where
+    workers, scheduler = run_plan.workers, run_plan.scheduler
+    resume, out, families, family_seed, settings = (
+        run_plan.resume, run_plan.out, run_plan.families, run_plan.family_seed, run_plan.settings
+    )  # fmt: skip
+    study, worlds, no_compare, explain, by, allow_errors, yes = (
+        request.study, request.worlds, request.no_compare, request.explain, request.by, request.allow_errors,
+        request.yes,
+    )  # fmt: skip
+    for line in run_plan.notes:
+        click.echo(line, err=True)
+    if scheduler:
+        check_scheduler(scheduler)
     if not resume and len(grid) > BIG_GRID and not yes:
         confirm_big_grid(grid, options, workers or os.cpu_count() or 1)
     if not resume:
@@ -731,13 +829,7 @@ def command(
         out = ResultsDir.check_new(out) if out is not None else default_out()
     assert out is not None
     interactive = sys.stderr.isatty() and not os.environ.get("CI")
-    where = f"{executor}, {scheduler}" if scheduler else executor
-    in_process = "served" not in kinds  # no session of a real server's
-    if not resume and not _given(ctx, "executor") and in_process:
-        scripted = len(grid) // len(grid.agents) * sum(not calls_a_model(a) for a in grid.agents)
-        executor, why = default_executor(scripted, workers or os.cpu_count() or 1)
-        if why:
-            where = f"{executor}: {why}; --executor process starts one anyway"
+    in_process = run_plan.in_process
     verb = "resuming" if resume else "running"
     if study and worlds:
         click.echo(
