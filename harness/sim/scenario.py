@@ -741,7 +741,10 @@ def _expect(st: _Table, options: list[Option]) -> dict[str, Any]:
     return dict(raw)
 
 
-def _tolerance(st: _Table, options: list[Option]) -> dict[str, float | str]:
+def _tolerance(st: _Table, options: list[Option] | None = None) -> dict[str, float | str]:
+    """A subgoal's ``tolerance`` table: per argument a non-negative number or ``"*"``; with the
+    subgoal's ``options`` (ours: catalogue tools), a number only for a numeric argument that one
+    of them takes (a served scenario's tools are the server's, checked there)."""
     raw = st.get("tolerance")
     if raw is None:
         return {}
@@ -749,7 +752,7 @@ def _tolerance(st: _Table, options: list[Option]) -> dict[str, float | str]:
         raise st.fail("tolerance", f"must be a table of argument = tolerance, got {_kind(raw)}")
     out: dict[str, float | str] = {}
     for name, value in raw.items():
-        takers = _takers(st, "tolerance", name, options)
+        takers = _takers(st, "tolerance", name, options) if options is not None else []
         if value == ANY:
             out[name] = ANY
             continue

@@ -69,7 +69,6 @@ from typing import Any, ClassVar
 from harness.errors import loads_toml
 from harness.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from harness.sim.scenario import (
-    ANY,
     EVENT_KINDS,
     Event,
     Option,
@@ -81,6 +80,7 @@ from harness.sim.scenario import (
     _display,
     _kind,
     _Table,
+    _tolerance,
     parse_fault_table,
     task_table,
 )
@@ -390,23 +390,6 @@ def _task(shown: str, raw: Any) -> tuple[Task, tuple[Check | None, ...]]:
         )
 
     return task_table(shown, raw, SUBGOAL_KEYS, subgoal), tuple(checks)
-
-
-def _tolerance(st: _Table) -> dict[str, float | str]:
-    raw = st.get("tolerance")
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise st.fail("tolerance", f"must be a table of argument = tolerance, got {_kind(raw)}")
-    out: dict[str, float | str] = {}
-    for name, value in raw.items():
-        if value == ANY:
-            out[name] = ANY
-        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise st.fail(f"tolerance.{name}", f'must be a non-negative number or "{ANY}", got {value!r}')
-        else:
-            out[name] = float(value)
-    return out
 
 
 def _event(shown: str, i: int, raw: Any) -> tuple[Event, dict[str, str]]:
