@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 import uuid
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -84,6 +85,10 @@ REAP_EVERY_S = 0.25
 """How often the front looks for sessions to close."""
 GONE = "client gone"
 IDLE = "idle"
+
+
+CLOSING_WAIT_S = 30.0
+"""How long a shutdown waits for a link a reaper is closing in a thread, so its summary counts."""
 
 
 class _Refuse(Exception):
@@ -209,6 +214,8 @@ class ProxyHTTP:
         self.max_body_bytes = max_body_bytes
         self.sessions: dict[str, FrontSession] = {}
         self.summaries: list[dict[str, Any]] = []
+        self._closing: list[threading.Event] = []
+        """One per link being closed in a thread (:meth:`_finish`), set once its summary is in."""
         self._stateless: FrontSession | None = None
         self._stateless_lock: asyncio.Lock | None = None
         self._count = 0
@@ -326,8 +333,16 @@ class ProxyHTTP:
     async def _finish(self, session: FrontSession, why: str) -> None:
         """Close a detached session's link: its waiting requests answered, its server stopped."""
         if session.link is not None:
-            link = session.link
-            self.summaries.append(await anyio.to_thread.run_sync(lambda: link.close(why)))
+            link, done = session.link, threading.Event()
+            self._closing.append(done)
+
+            def close() -> None:  # the summary is kept by the thread itself: a stop that ends
+                try:  # the event loop first (SIGTERM) cannot lose it
+                    self.summaries.append(link.close(why))
+                finally:
+                    done.set()
+
+            await anyio.to_thread.run_sync(close)
 
     async def _reap(self) -> None:
         """Close the sessions whose client went away (module docstring, rule 6), for as long as
@@ -503,6 +518,8 @@ class ProxyHTTP:
     def shutdown(self, why: str = "shutdown") -> list[dict[str, Any]]:
         """Close every connection still open (their upstreams with them), once the event loop
         has stopped; the summaries of all of them."""
+        for done in self._closing:  # links a reaper was closing when the loop stopped
+            done.wait(CLOSING_WAIT_S)
         sessions = list(self.sessions.values()) + ([self._stateless] if self._stateless is not None else [])
         self.sessions.clear()
         self._stateless = None
