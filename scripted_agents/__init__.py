@@ -1,4 +1,4 @@
-"""Scripted, deterministic agents behind the harness's agent interface (:mod:`harness.sim.agent`).
+"""Scripted, deterministic agents behind the harness's agent interface (:mod:`harness.session.agent`).
 
 The harness finds them through the ``harness.agents`` entry point group (``pyproject.toml``
 registers all six), never by importing this package. ``AGENTS`` (name -> class) and
@@ -11,7 +11,7 @@ reader's moves without reading.
 from __future__ import annotations
 
 from harness.errors import unknown_name
-from harness.sim.agent import Agent
+from harness.session.agent import Agent
 from scripted_agents.base import ScriptedAgent
 from scripted_agents.blind import BlindAgent
 from scripted_agents.naive import NaiveAgent

@@ -2,7 +2,7 @@
 
 An agent is Gymnasium-like: :meth:`Agent.reset` once with the task, the tools
 the host listed and a seed; then :meth:`Agent.act` maps each observation
-(:mod:`harness.sim.host`) to one action. Agents are deterministic: the only
+(:mod:`harness.session.host`) to one action. Agents are deterministic: the only
 randomness is the :class:`numpy.random.Generator` built from the reset seed,
 used where a real agent would have to guess.
 
@@ -28,7 +28,9 @@ import numpy as np
 from harness.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from harness.protocol.messages import TOOLS_LIST_CHANGED
 from harness.reading import Reading, read_memo
-from harness.sim.agent import (
+from harness.scenarios.scenario import Option, Subgoal, Task, answered
+from harness.seeding import np_random
+from harness.session.agent import (
     AGENT_PARAM_PREFIX,
     Action,
     Agent,
@@ -45,8 +47,6 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.scenario import Option, Subgoal, Task, answered
-from harness.sim.seeding import np_random
 from scripted_agents.fixes import fix_value
 from scripted_agents.world import WorldWalker
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from harness.sim.agent import Action, RPCErrorObservation, ToolResult
+from harness.session.agent import Action, RPCErrorObservation, ToolResult
 from scripted_agents.reader import ReaderAgent
 
 

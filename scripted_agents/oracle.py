@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol
 
-from harness.sim.agent import (
+from harness.faults.kinds import CallOutcome
+from harness.scenarios.scenario import Task
+from harness.session.agent import (
     Action,
     CallTool,
     GiveUp,
@@ -26,8 +28,6 @@ from harness.sim.agent import (
     ToolsListed,
     Wait,
 )
-from harness.sim.faults import CallOutcome
-from harness.sim.scenario import Task
 from scripted_agents.base import ScriptedAgent, remap
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from harness.protocol.inputs import ELICIT
-from harness.sim.agent import Action, RPCErrorObservation, ToolResult
+from harness.session.agent import Action, RPCErrorObservation, ToolResult
 from scripted_agents.base import REMEDY_OF, ScriptedAgent
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.sim.agent import Action, GiveUp, RPCErrorObservation, ToolResult
+from harness.session.agent import Action, GiveUp, RPCErrorObservation, ToolResult
 from scripted_agents.base import ScriptedAgent
 
 

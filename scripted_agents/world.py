@@ -47,7 +47,8 @@ from typing import Any
 
 from harness.protocol.messages import TOOLS_LIST_CHANGED
 from harness.reading import Reading, read_memo
-from harness.sim.agent import (
+from harness.scenarios.scenario import Task, answered
+from harness.session.agent import (
     Action,
     CallTool,
     Finish,
@@ -61,7 +62,6 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.scenario import Task, answered
 
 MAX_ATTEMPTS = 8
 """Calls of one planned call (first call and repairs) before the agent stops."""

@@ -22,7 +22,7 @@ from harness.batch.runner import SessionOptions, run_batch
 from harness.batch.worker import error_row
 from harness.errors import UserError
 from harness.fixtures.fakes import fake_options, kill_grid
-from harness.sim.row import ROW_VERSION
+from harness.session.row import ROW_VERSION
 
 FAKE = fake_options(traces=True)
 

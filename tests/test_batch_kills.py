@@ -26,7 +26,7 @@ from harness.batch.grid import Grid
 from harness.batch.results import CHUNKS, MANIFEST, SESSIONS, ResultsDir, load_run
 from harness.batch.runner import run_batch
 from harness.fixtures.fakes import fake_options, kill_grid
-from harness.sim.row import ROW_COLUMNS, ROW_VERSION
+from harness.session.row import ROW_COLUMNS, ROW_VERSION
 from tests.helpers.runs import forget_digest
 
 GRID = kill_grid()
@@ -129,7 +129,7 @@ def test_a_corrupt_results_file_is_a_clear_error(tmp_path: Path) -> None:
     forget_digest(tmp_path / "done")  # a run from before the digest: the parquet reader's error, in one line
     with pytest.raises(UserError, match=r"sessions\.parquet: corrupt results file"):
         ResultsDir.open(tmp_path / "done").read_rows()
-    from harness.sim.row import ROW_VERSION
+    from harness.session.row import ROW_VERSION
 
     unfinished = ResultsDir.create(tmp_path / "unfinished", {"grid": g.to_json(), "row_version": ROW_VERSION})
     unfinished.write_chunk(

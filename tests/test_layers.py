@@ -10,6 +10,7 @@ checks that the table below names every package, so a new package has to be give
 from __future__ import annotations
 
 import ast
+import importlib
 import sys
 from pathlib import Path
 
@@ -19,12 +20,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "harness"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("harness", "harness.errors"),
+    ("harness", "harness.errors", "harness.seeding"),
     ("harness.reading",),
     ("harness.protocol",),
     ("harness.transports",),
-    ("harness.session",),
     ("harness.sim",),
+    ("harness.faults",),
+    ("harness.scenarios",),
+    ("harness.session",),
     ("harness.proxy",),
     ("harness.worlds",),
     ("harness.llm",),
@@ -35,7 +38,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.bench",),
     ("harness.cli", "harness.view"),
 )
-"""Lowest first: CLI -> batch -> sim -> row -> table -> report, read upward."""
+"""Lowest first: CLI -> batch -> session -> row -> table -> report, read upward. One session's
+rooms, bottom to top: the simulated catalogue (sim), the faults that wrap its tools, the scenario
+files that name both, and the session core that runs them."""
+
+ALIASES: dict[str, str] = {
+    "harness.sim.agent": "harness.session.agent",
+    "harness.sim.scenario": "harness.scenarios.scenario",
+    "harness.sim.session": "harness.session.simulated",
+}
+"""Old module paths kept for agents written against them: each only hands back its new home
+(checked below), so its one upward import is not a dependency of the layer it sits in."""
 
 
 def _modules() -> dict[str, Path]:
@@ -84,6 +97,7 @@ def _imports(module: str) -> set[str]:
 GRAPH: dict[str, set[str]] = {
     module: {t for name in _imports(module) if (t := _target(name)) is not None and t != module}
     for module in MODULES
+    if module not in ALIASES
 }
 
 
@@ -103,7 +117,16 @@ def test_every_module_belongs_to_a_layer() -> None:
         _layer(module)
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
+@pytest.mark.parametrize(("alias", "home"), sorted(ALIASES.items()))
+def test_an_old_module_path_is_only_an_alias_of_its_new_home(alias: str, home: str) -> None:
+    assert _imports(alias) == {"sys", "warnings", home}, f"{alias} does more than alias {home}"
+    with pytest.warns(DeprecationWarning, match=home):
+        sys.modules.pop(alias, None)
+        module = importlib.import_module(alias)
+    assert module is importlib.import_module(home)
+
+
+@pytest.mark.parametrize("module", sorted(set(MODULES) - set(ALIASES)))
 def test_no_module_imports_from_a_layer_above_its_own(module: str) -> None:
     upward = sorted(t for t in GRAPH[module] if _layer(t) > _layer(module))
     assert not upward, f"{module} (layer {_layer(module)}) imports {upward} from above"
@@ -112,7 +135,7 @@ def test_no_module_imports_from_a_layer_above_its_own(module: str) -> None:
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_harness_never_imports_scripted_agents_by_name(module: str) -> None:
     named = sorted(n for n in _imports(module) if n.split(".")[0] == "scripted_agents")
-    assert not named, f"{module} imports {named}: find agents through harness.sim.registry"
+    assert not named, f"{module} imports {named}: find agents through harness.session.registry"
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -142,12 +165,14 @@ def test_nothing_outside_harness_llm_imports_it_the_registry_finds_the_llm_agent
         return name == "harness.llm" or name.startswith("harness.llm.")
 
     importers = sorted(m for m, targets in GRAPH.items() if not llm(m) and any(llm(t) for t in targets))
-    assert not importers, f"{importers} import harness.llm: find the llm agent through harness.sim.registry"
+    assert not importers, (
+        f"{importers} import harness.llm: find the llm agent through harness.session.registry"
+    )
 
 
 def test_the_error_reader_is_a_leaf_that_never_saw_the_simulated_faults() -> None:
     # harness.reading is measured against real servers' errors; it must not know the simulator's
-    # own fault templates: standard library and itself only, and no word of harness.sim.faults.
+    # own fault templates: standard library and itself only, and no word of harness.faults.kinds.
     def reading(name: str) -> bool:
         return name == "harness.reading" or name.startswith("harness.reading.")
 
@@ -164,7 +189,13 @@ def test_the_error_reader_is_a_leaf_that_never_saw_the_simulated_faults() -> Non
         )
         assert not foreign, f"{module} imports {foreign}: the reader uses the standard library only"
         source = MODULES[module].read_text(encoding="utf-8")
-        for word in ("harness.sim", "scripted_agents", "sim.faults", "FAULT_KIND_TABLE"):
+        for word in (
+            "harness.sim",
+            "harness.faults",
+            "harness.session",
+            "scripted_agents",
+            "FAULT_KIND_TABLE",
+        ):
             assert word not in source, f"{module} names {word}"
 
 
@@ -178,7 +209,7 @@ def test_the_cycle_finder_finds_a_planted_cycle() -> None:
     planted = {k: set(v) for k, v in GRAPH.items()}
     planted["harness.protocol.client"].add("harness.protocol")
     assert _cycle(planted) is not None
-    assert _layer("harness.cli.run") > _layer("harness.sim.session") > _layer("harness.protocol.server")
+    assert _layer("harness.cli.run") > _layer("harness.session.simulated") > _layer("harness.protocol.server")
 
 
 def test_the_viewer_and_the_command_line_both_call_the_report_and_neither_imports_the_other() -> None:
@@ -219,13 +250,13 @@ def _agent_imports(name: str) -> set[str]:
 
 def test_the_world_repair_never_reaches_the_fixes_keyed_to_the_generator_s_corruptions() -> None:
     # scripted_agents/world.py is all a scripted agent does on a world: it imports no other module
-    # of scripted_agents (base.py imports fixes.py, whose rewrites undo what harness.sim.family
+    # of scripted_agents (base.py imports fixes.py, whose rewrites undo what harness.scenarios.family
     # writes), names none of the fixes, and nothing of the simulator's fault table.
     # tests/worlds/test_repair.py holds the same at run time.
     names = _agent_imports("world")
     ours = sorted(n for n in names if n.split(".")[0] == "scripted_agents")
     assert not ours, f"scripted_agents/world.py imports {ours}"
-    assert not any(n.startswith(("harness.sim.faults", "harness.sim.family")) for n in names)
+    assert not any(n.startswith(("harness.faults.kinds", "harness.scenarios.family")) for n in names)
     tree = ast.parse((AGENTS_DIR / "world.py").read_text(encoding="utf-8"))
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}

@@ -16,7 +16,7 @@ NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "analysis.ipyn
 
 @pytest.mark.slow
 def test_analysis_notebook_executes_on_a_small_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.sim.scenario import list_scenarios
+    from harness.scenarios.scenario import list_scenarios
 
     run = tmp_path / "run"
     grid = Grid(

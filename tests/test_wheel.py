@@ -68,10 +68,10 @@ def test_the_wheel_carries_every_shipped_scenario_and_the_fixture_data(wheel: Pa
     names = set(zipfile.ZipFile(wheel).namelist())
     assert SHIPPED, "no scenarios in the checkout"
     for scenario in SHIPPED:
-        assert f"harness/scenarios/{scenario}" in names
+        assert f"harness/scenarios/shipped/{scenario}" in names
     assert FAMILIES, "no families in the checkout"
     for family in FAMILIES:
-        assert f"harness/scenarios/families/{family}" in names
+        assert f"harness/scenarios/shipped/families/{family}" in names
     assert "harness/fixtures/data/conformance.toml" in names
     assert "harness/py.typed" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from harness.sim.agent import (
+from harness.scenarios.scenario import Task
+from harness.session.agent import (
     Action,
     Agent,
     CallTool,
@@ -24,7 +25,6 @@ from harness.sim.agent import (
     RPCErrorObservation,
     ToolResult,
 )
-from harness.sim.scenario import Task
 
 
 class Stubborn(Agent):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from harness.sim.agent import Action, ToolResult
+from harness.session.agent import Action, ToolResult
 from scripted_agents.reader import ReaderAgent
 
 

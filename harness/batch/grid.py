@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.errors import UserError, unknown_name
-from harness.sim.row import KEY_COLUMNS as KEY_COLUMNS  # defined with the row; kept importable here
+from harness.session.row import KEY_COLUMNS as KEY_COLUMNS  # defined with the row; kept importable here
 
 _UNSAFE = re.compile(r"[^\w.=+,-]")
 """Characters kept out of a cell's file name (path separators, colons, spaces...)."""
@@ -110,7 +110,7 @@ class Grid:
     with the same seeds compare equal."""
     sweeps: tuple[tuple[str, tuple[float | int | str, ...]], ...] = field(default=())
     eras: tuple[str, ...] = ("handshake",)
-    """The protocol eras (``harness.sim.session.ERAS``); an axis between hosts and the sweeps."""
+    """The protocol eras (``harness.session.simulated.ERAS``); an axis between hosts and the sweeps."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seeds", _compact_seeds(self.seeds))
@@ -322,9 +322,9 @@ class Axes:
         endpoint, every strategy, the typical host, the handshake era); UserError for a name that
         is not one, naming the valid ones."""
         from harness.protocol import STRATEGIES
-        from harness.sim.host import HOSTS
-        from harness.sim.registry import agent_class, list_agents
-        from harness.sim.session import ERAS
+        from harness.session.host import HOSTS
+        from harness.session.registry import agent_class, list_agents
+        from harness.session.simulated import ERAS
 
         agent_names = given_names(agents, "--agents") or tuple(
             a for a in list_agents() if not getattr(agent_class(a), "calls_a_model", False)

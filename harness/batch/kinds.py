@@ -21,11 +21,11 @@ from harness.session import SessionKind
 from harness.session.spec import Knobs
 
 if TYPE_CHECKING:
-    from harness.sim.session import Solvability
+    from harness.session.simulated import Solvability
 
 
 def _simulated() -> SessionKind:
-    from harness.sim.session import SIMULATED
+    from harness.session.simulated import SIMULATED
 
     return SIMULATED
 
@@ -69,7 +69,7 @@ def source_kind(source: str) -> str:
     """The kind of session a cell's scenario source (or a shipped name) runs as, read from the
     source alone, with nothing loaded: what ``harness run`` needs to know before a run (whether
     a real server is involved, whether sessions run in this process)."""
-    from harness.sim.served import SERVED_PREFIX
+    from harness.scenarios.served import SERVED_PREFIX
     from harness.worlds import BFCL, SOURCE_PREFIX, is_world_name, is_world_source, world_of
 
     if source.startswith(SERVED_PREFIX):
@@ -90,7 +90,7 @@ def load_source(source: str, overrides: Knobs = ()) -> Any:
     """A cell's scenario from its source, its overrides applied; loaded once per process.
 
     A world's task goes to the world's loader (:mod:`harness.worlds.scenario`, which imports the
-    world's package only then); every other source to :func:`harness.sim.family.load_source`
+    world's package only then); every other source to :func:`harness.scenarios.family.load_source`
     (a family's draw, a served scenario, a shipped name, a path).
     """
     from harness.worlds import is_world_name, is_world_source
@@ -99,7 +99,7 @@ def load_source(source: str, overrides: Knobs = ()) -> Any:
         from harness.worlds.scenario import load_source as load_world_source
 
         return load_world_source(source, overrides)
-    from harness.sim.family import load_source as load_family_source
+    from harness.scenarios.family import load_source as load_family_source
 
     return load_family_source(source, overrides)
 
@@ -109,7 +109,7 @@ def world_check(
 ) -> Solvability:
     """:func:`harness.worlds.session.world_check` run by the session class of the world task's own
     kind (AgentDojo's or BFCL's)."""
-    from harness.sim.loop import LoopKind
+    from harness.session.loop import LoopKind
     from harness.worlds.session import world_check as check
 
     kind = kind_for(scenario)

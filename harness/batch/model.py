@@ -17,7 +17,7 @@ After the scripted cells, each fault-free baseline once per key:
 * A session waits for its key's baseline to finish before it starts, so that what both ask
   alike (the opening requests) is answered from the cassette rather than waited for; when no
   other work is ready it starts beside it instead of leaving a thread idle, and asks for the
-  baseline once it has run (:func:`harness.sim.session.run_session` takes it as a function).
+  baseline once it has run (:func:`harness.session.simulated.run_session` takes it as a function).
 * The row of the key's first strategy in grid order carries the baseline's tokens
   (``baseline_tokens_in``, ``baseline_tokens_out``), the others 0, so the columns sum to what
   the baselines cost.
@@ -63,7 +63,7 @@ from harness.batch.worker import (
     run_cell,
     run_cells,
 )
-from harness.sim.session import BASELINE_STRATEGY, Baseline
+from harness.session.simulated import BASELINE_STRATEGY, Baseline
 
 __all__ = [
     "Budget",

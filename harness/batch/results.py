@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 
 from harness.batch.grid import KEY_COLUMNS, Grid
 from harness.errors import UserError, loads_json
-from harness.sim.row import ROW_COLUMNS
+from harness.session.row import ROW_COLUMNS
 
 FORMAT = "harness-results/2"
 READABLE_FORMATS: tuple[str, ...] = ("harness-results/1", FORMAT)

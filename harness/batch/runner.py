@@ -53,7 +53,7 @@ from harness.batch.worker import (
     start_worker,
 )
 from harness.errors import UserError
-from harness.sim.row import ROW_VERSION
+from harness.session.row import ROW_VERSION
 
 __all__ = [
     "EXECUTORS",
@@ -636,7 +636,7 @@ def _reopen(results: ResultsDir, grid: Grid, out: Path) -> set[tuple[Any, ...]]:
     if written != ROW_VERSION:
         raise UserError(
             f"{out}: its rows are of version {written} and this harness writes version "
-            f"{ROW_VERSION} (see harness.sim.row.ROW_VERSION); a resume would mix two meanings "
+            f"{ROW_VERSION} (see harness.session.row.ROW_VERSION); a resume would mix two meanings "
             "of the same columns in one table: start a new run"
         )
     results.clean_temporaries()

@@ -31,9 +31,9 @@ from harness.batch.grid import Cell
 from harness.batch.kinds import kind_for, load_source
 from harness.batch.reaper import Ended, ended_with_session
 from harness.session import Loader, SessionKind, SessionSpec
+from harness.session.registry import split_agent_params
+from harness.session.row import KEY_COLUMNS
 from harness.session.spec import Knobs
-from harness.sim.registry import split_agent_params
-from harness.sim.row import KEY_COLUMNS
 
 DEFAULT_LLM_CONCURRENCY = 4
 """``harness run --llm-concurrency``'s default: model requests in flight at once."""
@@ -74,13 +74,13 @@ Warmth = Mapping[Any, Any] | None
 def loader_warmth(options: SessionOptions) -> Warmth:
     """The families this process has drawn, which a worker would draw again.
 
-    The families' loader hands its draws over (:func:`harness.sim.family.warm_state`), so that
+    The families' loader hands its draws over (:func:`harness.scenarios.family.warm_state`), so that
     the families the parent drew to build the grid are not drawn again in every worker; a batch
     whose sessions are of a kind of its own (``options.kind``) has none.
     """
-    if options.kind is not None or "harness.sim.family" not in sys.modules:
+    if options.kind is not None or "harness.scenarios.family" not in sys.modules:
         return None
-    from harness.sim.family import warm_state
+    from harness.scenarios.family import warm_state
 
     return warm_state() or None
 
@@ -89,7 +89,7 @@ def start_worker(parent: int, warmth: Warmth = None) -> None:
     """Pool initializer: :func:`die_with_parent`, then take the parent's :func:`loader_warmth`."""
     die_with_parent(parent)
     if warmth:
-        from harness.sim.family import warm
+        from harness.scenarios.family import warm
 
         warm(dict(warmth))
 
@@ -229,7 +229,7 @@ class BaselineOutcome:
     """One fault-free baseline, run for a cell's key (:func:`run_baseline_cell`)."""
 
     baseline: Any
-    """A :class:`harness.sim.loop.Baseline` (or what the kind's ``baseline`` returns)."""
+    """A :class:`harness.session.loop.Baseline` (or what the kind's ``baseline`` returns)."""
     usage: Mapping[str, float] | None = None
 
 
@@ -254,7 +254,7 @@ class ModelMeter(Protocol):
 def calls_a_model(spec: str) -> bool:
     """Whether the agent ``spec`` asks a model endpoint (False for a name the registry cannot
     resolve: a session function of a test may take agents no registry knows)."""
-    from harness.sim.registry import agent_class
+    from harness.session.registry import agent_class
 
     try:
         return bool(getattr(agent_class(spec), "calls_a_model", False))
@@ -267,7 +267,7 @@ def model_meter(spec: str) -> ModelMeter | None:
     """The meter of the agent ``spec``'s model requests in this process, if it has one."""
     if not calls_a_model(spec):
         return None
-    from harness.sim.registry import agent_class
+    from harness.session.registry import agent_class
 
     hook = getattr(agent_class(spec), "model_meter", None)
     meter: ModelMeter | None = hook() if callable(hook) else None
@@ -404,7 +404,7 @@ def run_baseline_cell(cell: Cell, options: SessionOptions) -> BaselineOutcome:
         with ended_with_session():  # what the baseline's agent leaves running ends with it too
             baseline = kind.baseline(spec)
     except Exception as exc:  # a UserError (a cassette that misses, say) breaks the baseline
-        from harness.sim.loop import Baseline
+        from harness.session.loop import Baseline
 
         baseline = Baseline(False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
     return BaselineOutcome(baseline, _spent(meter, before))

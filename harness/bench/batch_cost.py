@@ -25,7 +25,7 @@ NATIVE = "native"
 
 def groups() -> dict[str, list[str]]:
     """Each group's scenarios: the native ones, then each installed world's suites or categories."""
-    from harness.sim.scenario import list_scenarios
+    from harness.scenarios.scenario import list_scenarios
     from harness.worlds import BFCL, WORLD
     from harness.worlds.scenario import study_names, world_missing
 

@@ -19,7 +19,7 @@ from harness.bench.workloads import scripted_messages, twenty_call_scenario, wir
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness.sim.session import run_session
+    from harness.session.simulated import run_session
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--number", type=int, default=200, help="sessions per timing (default 200)")

@@ -63,10 +63,10 @@ def fingerprint(
 ) -> dict[str, Any]:
     """Run the grid; its size, the rows' digest, the traces' digest, and one digest per scenario."""
     from harness.protocol.strategies import STRATEGIES
-    from harness.sim.host import HOSTS
-    from harness.sim.registry import list_agents
-    from harness.sim.scenario import list_scenarios
-    from harness.sim.session import run_session
+    from harness.scenarios.scenario import list_scenarios
+    from harness.session.host import HOSTS
+    from harness.session.registry import list_agents
+    from harness.session.simulated import run_session
 
     rows, traces = hashlib.sha256(), hashlib.sha256()
     per_scenario: dict[str, str] = {}

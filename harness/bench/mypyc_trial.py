@@ -29,14 +29,14 @@ MODULES: tuple[str, ...] = (
     "harness/protocol/memory.py",
     "harness/protocol/tools.py",
     "harness/protocol/messages.py",
-    "harness/sim/session.py",
-    "harness/sim/loop.py",
-    "harness/sim/faults.py",
-    "harness/sim/outcome.py",
+    "harness/session/simulated.py",
+    "harness/session/loop.py",
+    "harness/faults/kinds.py",
+    "harness/scenarios/outcome.py",
     "harness/sim/catalogue.py",
-    "harness/sim/trace.py",
-    "harness/sim/host.py",
-    "harness/sim/agent.py",
+    "harness/session/trace.py",
+    "harness/session/host.py",
+    "harness/session/agent.py",
     "scripted_agents/base.py",
 )
 """What one scripted session runs through: protocol, session, faults, outcome, host, agent."""
@@ -47,7 +47,7 @@ _IMPORT = (
     "from __future__ import annotations\n\nfrom mypy_extensions import mypyc_attr\n",
 )
 EDITS: dict[str, tuple[tuple[str, str], ...]] = {
-    "harness/sim/session.py": (
+    "harness/session/simulated.py": (
         (
             "ran, self.ran_with = self.ran_with, None\n",
             "ran: Any = self.ran_with\n            self.ran_with = None\n",
@@ -57,10 +57,10 @@ EDITS: dict[str, tuple[tuple[str, str], ...]] = {
             "outcome: CallOutcome | None = getattr(self.engine_of(), 'last')\n",
         ),
     ),
-    "harness/sim/loop.py": (
+    "harness/session/loop.py": (
         ('f"{cls.__module__}:{cls.__qualname__}"', "f\"{getattr(cls, '__module__')}:{cls.__qualname__}\""),
     ),
-    "harness/sim/agent.py": (_IMPORT, ("\nclass Agent(ABC):", "\n" + _ALLOW + "class Agent(ABC):")),
+    "harness/session/agent.py": (_IMPORT, ("\nclass Agent(ABC):", "\n" + _ALLOW + "class Agent(ABC):")),
     "scripted_agents/base.py": (
         _IMPORT,
         ("\nclass ScriptedAgent(Agent):", "\n" + _ALLOW + "class ScriptedAgent(Agent):"),
@@ -88,7 +88,7 @@ def _mypy_ini(pyproject: Path) -> str:
 _RATE = """
 import hashlib, sys, time
 from harness.bench.workloads import twenty_call_scenario
-from harness.sim.session import run_session
+from harness.session.simulated import run_session
 scenario = twenty_call_scenario()
 run_session(scenario, "naive", "is_error", 0)
 best, digest = float("inf"), hashlib.sha256()

@@ -21,7 +21,7 @@ Op = Callable[[], object]
 
 
 def _scripted(codec: str) -> Op:
-    from harness.sim.session import run_session
+    from harness.session.simulated import run_session
 
     scenario = w.twenty_call_scenario()
     seeds = iter(range(10**9))

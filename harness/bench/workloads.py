@@ -505,7 +505,7 @@ def official_session(server: Any, runner: asyncio.Runner, mode: str = "auto") ->
     return op
 
 
-# -- scripted sessions and batches (harness.sim.session, harness.batch.runner) -------------------------
+# -- scripted sessions and batches (harness.session.simulated, harness.batch.runner) -------------------------
 
 
 def protocol_session(calls: int, tap: Tap | None = None) -> Op:
@@ -540,7 +540,7 @@ def protocol_messages(calls: int) -> list[Message]:
 
 def twenty_call_scenario() -> Any:
     """A scenario whose task is twenty weather lookups with no faults: twenty calls for ``naive``."""
-    from harness.sim.scenario import parse_scenario
+    from harness.scenarios.scenario import parse_scenario
 
     cities = ("Lima", "Oslo", "Paris", "Tokyo")
     subgoals = [
@@ -559,7 +559,7 @@ def twenty_call_scenario() -> Any:
 
 def scripted_messages(scenario: Any, seed: int = 0, era: str = "handshake") -> list[Message]:
     """Every wire message of one ``naive`` session of ``scenario`` in ``era``, read back from its trace."""
-    from harness.sim.session import run_session
+    from harness.session.simulated import run_session
 
     trace = io.BytesIO()
     result = run_session(scenario, "naive", "is_error", seed, trace=trace, era=era)

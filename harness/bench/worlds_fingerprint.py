@@ -65,7 +65,7 @@ def _path(plain: bool) -> Iterator[None]:
 def rows(names: list[str], seeds: int, *, plain: bool = False) -> Iterator[dict[str, Any]]:
     """Each session's row (every column but ``wall_time_s``), in sample order."""
     from harness.protocol.strategies import STRATEGIES
-    from harness.sim.registry import list_agents
+    from harness.session.registry import list_agents
     from harness.worlds.scenario import load_world
     from harness.worlds.session import run_world_session
 

@@ -37,9 +37,9 @@ def command(scenarios: tuple[str, ...], seeds: int, as_json: bool) -> int:
     bfcl/multi_turn_base; default: every shipped one) and check that the oracle can solve each.
     Exit 2 when one does not load (a mistake in the file, as every command says), else 1 when
     one is unsolvable, else 0."""
-    from harness.sim.scenario import list_scenarios, load_scenario
-    from harness.sim.served import has_server_table, load_served
-    from harness.sim.session import oracle_check
+    from harness.scenarios.scenario import list_scenarios, load_scenario
+    from harness.scenarios.served import has_server_table, load_served
+    from harness.session.simulated import oracle_check
     from harness.worlds import is_world_name
 
     failed = broken = 0

@@ -22,7 +22,7 @@ def command(family: str, count: int, seed: int, out: Path) -> None:
     The same family, count and seed write byte-identical files; each file is a scenario that
     ``harness run OUT/*.toml`` runs as ``harness run --family FAMILY`` would.
     """
-    from harness.sim.family import load_family, sample, to_toml
+    from harness.scenarios.family import load_family, sample, to_toml
 
     fam = load_family(family)
     drawn = sample(fam, count, seed)

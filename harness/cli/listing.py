@@ -6,7 +6,7 @@ scenario families (``scenarios/families/``, sampled by ``harness generate``).
 take where the tool knows only some (cities, tables, currencies), and schema variants;
 ``--faults`` lists the fault kinds with their keys, defaults and meanings. Both are generated
 from the code (:data:`harness.sim.catalogue.CATALOGUE`,
-:data:`harness.sim.faults.FAULT_KIND_TABLE`), so a page that shows them cannot fall behind it.
+:data:`harness.faults.kinds.FAULT_KIND_TABLE`), so a page that shows them cannot fall behind it.
 
 ``--json`` prints the same as one JSON object whose keys are ``scenarios``, ``agents``,
 ``strategies``, ``families``, ``tools`` and ``faults`` -- all six, or only ``tools``/``faults``
@@ -74,9 +74,9 @@ def tools_json() -> dict[str, Any]:
 def faults_json() -> dict[str, Any]:
     """Every fault kind: what it does, what recovers, how it answers, and the keys it takes.
 
-    ``keys`` are the kind's own; every kind also takes :data:`~harness.sim.faults.RULE_KEYS`.
+    ``keys`` are the kind's own; every kind also takes :data:`~harness.faults.kinds.RULE_KEYS`.
     """
-    from harness.sim.faults import FAULT_KIND_TABLE
+    from harness.faults.kinds import FAULT_KIND_TABLE
 
     def key(k: Any) -> dict[str, Any]:
         out: dict[str, Any] = {"type": k.type, "meaning": k.meaning, "required": k.missing is not None}
@@ -132,7 +132,7 @@ def worlds_text(worlds: dict[str, str]) -> dict[str, str]:
 
 def qualities_json() -> dict[str, Any]:
     """Every message quality: what it means and its default text (None: each kind's own text)."""
-    from harness.sim.faults import QUALITIES, QUALITY_TEXTS
+    from harness.faults.kinds import QUALITIES, QUALITY_TEXTS
 
     return {
         name: {"meaning": meaning, "text": QUALITY_TEXTS.get(name)} for name, meaning in QUALITIES.items()
@@ -175,7 +175,7 @@ def _tools_table(tools: dict[str, Any]) -> Any:
 def _faults_table(faults: dict[str, Any]) -> Any:
     from rich.table import Table
 
-    from harness.sim.faults import RULE_KEYS
+    from harness.faults.kinds import RULE_KEYS
 
     common = ", ".join(k for k in RULE_KEYS if k != "kind")
     table = Table(
@@ -217,13 +217,13 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
     out: dict[str, Any] = {}
     if not (show_tools or show_faults):
         from harness.protocol.strategies import STRATEGIES
-        from harness.sim.registry import agent_class, list_agents
-        from harness.sim.scenario import list_scenarios, load_scenario
+        from harness.scenarios.scenario import list_scenarios, load_scenario
+        from harness.session.registry import agent_class, list_agents
 
         out["scenarios"] = {name: load_scenario(name).summary for name in list_scenarios()}
         out["agents"] = {name: agent_class(name).summary for name in list_agents()}
         out["strategies"] = {name: STRATEGY_SUMMARIES.get(name, "") for name in STRATEGIES}
-        from harness.sim.family import list_families, load_family
+        from harness.scenarios.family import list_families, load_family
 
         out["families"] = {name: load_family(name).summary for name in list_families()}
     if show_tools or (as_json and not show_faults):
@@ -232,7 +232,7 @@ def command(show_tools: bool, show_faults: bool, as_json: bool) -> None:
         out["faults"] = faults_json()
         out["qualities"] = qualities_json()
     if "agents" in out:  # after the older keys, whose order users rely on
-        from harness.sim.registry import agent_class, list_agents
+        from harness.session.registry import agent_class, list_agents
 
         out["agent_knobs"] = {name: agent_class(name).describe_knobs() for name in list_agents()}
         out["worlds"] = worlds_json()

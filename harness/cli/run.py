@@ -44,7 +44,8 @@ WORLD_STUDY_SEEDS = 2
 a world event's or an injection's session has no random draw and is the same at every seed."""
 HOSTS = ("typical", "transparent")
 ERAS = ("handshake", "stateless")
-"""Spelled here so that the CLI loads fast; :data:`harness.sim.session.ERAS` (a test holds them equal)."""
+"""Spelled here so that the CLI loads fast; :data:`harness.session.simulated.ERAS` holds them too
+(a test holds the two equal)."""
 
 
 def build_grid(
@@ -62,11 +63,11 @@ def build_grid(
     """Validate every name now (nearest-name hints) and load every scenario once.
 
     ``families`` add ``count`` scenarios each, sampled with ``family_seed``; they reach the
-    workers as :func:`harness.sim.family.family_source` strings, not as files.
+    workers as :func:`harness.scenarios.family.family_source` strings, not as files.
     """
-    from harness.sim.family import drawn, family_source, load_family
-    from harness.sim.registry import check_agent_params
-    from harness.sim.scenario import list_scenarios, load_scenario
+    from harness.scenarios.family import drawn, family_source, load_family
+    from harness.scenarios.scenario import list_scenarios, load_scenario
+    from harness.session.registry import check_agent_params
     from harness.worlds import is_world_name
 
     sources: dict[str, str] = {}
@@ -122,11 +123,12 @@ UNSOLVABLE_SHOWN = 5
 
 def unsolvable(grid: Grid, sources: tuple[tuple[str, str], ...]) -> list[str]:
     """One line for each scenario of ``grid`` (and each combination of its scenario sweeps) that
-    even the oracle cannot solve in the grid's first seeds (:func:`harness.sim.session.oracle_check`)."""
+    even the oracle cannot solve in the grid's first seeds
+    (:func:`harness.session.simulated.oracle_check`)."""
     import itertools
 
-    from harness.sim.family import load_source
-    from harness.sim.session import ORACLE_SEEDS, oracle_check
+    from harness.scenarios.family import load_source
+    from harness.session.simulated import ORACLE_SEEDS, oracle_check
     from harness.worlds import is_world_source
 
     where = dict(sources)
@@ -215,7 +217,7 @@ class Beside(threading.Thread):
 def calls_a_model(spec: str) -> bool:
     """Whether an agent asks a model endpoint (``calls_a_model`` on its class: the llm agent's
     ``--llm-*`` flags go to it, and the default grid leaves it out)."""
-    from harness.sim.registry import agent_class
+    from harness.session.registry import agent_class
 
     return bool(getattr(agent_class(spec), "calls_a_model", False))
 
@@ -232,7 +234,7 @@ def model_settings(
     """Each model agent's settings from the ``--llm-*`` flags, checked now; what the workers
     and the manifest get (the key's variable name, never the key; a knob the grid sweeps is left
     to the sweep). ``grid`` may be a tuple of agent specs (``harness session``'s one agent)."""
-    from harness.sim.registry import make_agent
+    from harness.session.registry import make_agent
 
     given = {"--llm-base-url": base_url, "--llm-model": model, "--cassette": cassette, "--replay": replay}
     agents, swept_names = (grid.agents, grid.param_names) if isinstance(grid, Grid) else (grid, ())
@@ -297,8 +299,8 @@ def print_dry_run(grid: Grid, sources: tuple[tuple[str, str], ...], options: Any
     at most otherwise."""
     import itertools
 
-    from harness.sim.family import load_source
-    from harness.sim.registry import split_agent_params
+    from harness.scenarios.family import load_source
+    from harness.session.registry import split_agent_params
 
     axes = (
         f"{len(grid.scenarios)} scenarios x {len(grid.agents)} agents x {len(grid.strategies)} strategies"
@@ -689,7 +691,7 @@ def plan(request: RunRequest) -> RunPlan:
     if study:
         if resume or scenarios or families:
             raise UserError("--study is a preset of its own: drop SCENARIOS, --family and --resume")
-        from harness.sim.family import list_families
+        from harness.scenarios.family import list_families
 
         if worlds:
             from harness.worlds.scenario import study_names
@@ -781,7 +783,7 @@ def plan(request: RunRequest) -> RunPlan:
         raise UserError("--dry-run describes a new run: drop --resume")
     if scheduler and executor != "dask":
         raise UserError("--scheduler goes with --executor dask")
-    from harness.sim.session import ROW_COLUMNS
+    from harness.session.simulated import ROW_COLUMNS
 
     known = (*ROW_COLUMNS, *grid.param_names)
     for col in split_names([by]):
@@ -1056,8 +1058,8 @@ def _refuse_another_grid(
     eras: tuple[str, ...] = (),
 ) -> None:
     """A resume finishes the grid the run started with; an option that would change it is refused."""
-    from harness.sim.registry import agent_class
-    from harness.sim.scenario import list_scenarios, load_scenario
+    from harness.scenarios.scenario import list_scenarios, load_scenario
+    from harness.session.registry import agent_class
     from harness.worlds import is_world_name
 
     differ: list[str] = []

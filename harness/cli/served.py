@@ -1,7 +1,7 @@
 """``harness run --server CMD``: a batch of served scenarios, checked against the server first.
 
 :func:`served_grid` builds the grid of a run whose scenarios are files for a real server
-(:mod:`harness.sim.served`): every name is checked as ``harness run`` checks it, and each
+(:mod:`harness.scenarios.served`): every name is checked as ``harness run`` checks it, and each
 scenario against its server's ``tools/list`` (the server started once, fresh, in a directory of
 its own), so that a tool the server lacks, or arguments that do not fit its schema, is one line
 and exit 2 before any session runs. Each cell then runs as the served kind of session
@@ -22,7 +22,7 @@ from harness.errors import UserError
 from harness.protocol.client import MCPClient
 from harness.protocol.errors import RPCError, TransportError
 from harness.proxy.session import problems
-from harness.sim.served import (
+from harness.scenarios.served import (
     SERVED_PREFIX,
     ServedScenario,
     ServerSpec,
@@ -61,8 +61,8 @@ def served_grid(
 ) -> tuple[Grid, tuple[tuple[str, str], ...]]:
     """The grid of a served run and its scenario sources; UserError (one line) for any mistake,
     a scenario that does not fit its server's tools included."""
-    from harness.sim.registry import check_agent_params
-    from harness.sim.scenario import list_scenarios
+    from harness.scenarios.scenario import list_scenarios
+    from harness.session.registry import check_agent_params
 
     if families:
         raise UserError("--family samples simulated scenarios; a served run takes scenario files")

@@ -22,8 +22,8 @@ from harness.cli.run import llm_options, model_settings
 from harness.errors import UserError
 from harness.protocol.codecs import CODECS
 from harness.protocol.strategies import STRATEGIES
-from harness.sim.host import HOSTS
-from harness.sim.session import ERAS
+from harness.session.host import HOSTS
+from harness.session.simulated import ERAS
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -99,9 +99,9 @@ def command(
     """Run SCENARIO (a shipped name, a .toml path or a world's task, agentdojo/<suite>/<task> or
     bfcl/<category>/<id>) once and print its record."""
     from harness.batch.grid import parse_sets
-    from harness.sim.registry import split_agent_params
-    from harness.sim.scenario import Scenario, load_scenario
-    from harness.sim.session import run_session
+    from harness.scenarios.scenario import Scenario, load_scenario
+    from harness.session.registry import split_agent_params
+    from harness.session.simulated import run_session
 
     values: list[tuple[str, Any]] = []
     for key, given in parse_sets(sets):
@@ -122,7 +122,7 @@ def command(
     world = is_world_name(scenario) and not served
     if world:  # a world's task: the world's tools and judge (harness.worlds.session)
         from harness.batch.kinds import kind_for
-        from harness.sim.loop import LoopKind
+        from harness.session.loop import LoopKind
         from harness.worlds.scenario import load_world
 
         loaded = load_world(scenario)
@@ -132,7 +132,7 @@ def command(
     elif served:  # a scenario for a real server: its own loader and session (harness.proxy.session)
         from harness.cli.served import check_servers
         from harness.proxy.session import run_served_session as run_session
-        from harness.sim.served import load_served
+        from harness.scenarios.served import load_served
 
         loaded = load_served(scenario, server)
         check_servers([loaded])
@@ -161,7 +161,7 @@ def command(
         click.echo(json.dumps(_jsonable(row), allow_nan=False))
     else:
         _print_record(row)
-    from harness.sim.session import Solvability, oracle_check
+    from harness.session.simulated import Solvability, oracle_check
 
     check: Solvability | None
     if world:

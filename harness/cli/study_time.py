@@ -179,7 +179,7 @@ def time_study(workers: int, out: Path, extra: tuple[str, ...] = ()) -> Timings:
         from harness.cli import compare
         from harness.cli import run as run_cli_module
         from harness.cli.main import cli, run_cli
-        from harness.sim import loop
+        from harness.session import loop
     patches: list[tuple[Any, str, Any]] = []
     _wrap(run_cli_module, "build_grid", timings, "sampling", patches)
     _wrap(run_cli_module, "unsolvable", timings, "pre-check", patches)

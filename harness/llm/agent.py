@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from harness.errors import UserError
 from harness.llm.cassette import CassetteMiss, open_cassette, request_key
 from harness.llm.client import METER, Meter, Reply, call_arguments, chat_client
-from harness.sim.agent import (
+from harness.session.agent import (
     AGENT_PARAM_PREFIX,
     Action,
     Agent,
@@ -48,7 +48,7 @@ from harness.sim.agent import (
 )
 
 if TYPE_CHECKING:
-    from harness.sim.scenario import Task
+    from harness.scenarios.scenario import Task
 
 __all__ = ["KNOBS", "SYSTEM_PROMPT", "Knob", "LLMAgent", "render", "to_model_tool"]
 

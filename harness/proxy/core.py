@@ -61,6 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.faults.kinds import FAULT_KIND_TABLE, FaultRule, InjectedFault, ToolFault
 from harness.protocol.codecs import compact_text
 from harness.protocol.errors import (
     INTERNAL_ERROR,
@@ -114,7 +115,6 @@ from harness.proxy.rewrite import (
     renamed_schema,
 )
 from harness.sim.catalogue import CatalogueTool
-from harness.sim.faults import FAULT_KIND_TABLE, FaultRule, InjectedFault, ToolFault
 
 JSON = dict[str, Any]
 Record = Callable[[bytes], None]

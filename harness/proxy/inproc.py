@@ -26,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.faults.kinds import Clock
 from harness.protocol.codecs import get_codec
 from harness.protocol.errors import TransportError
 from harness.protocol.messages import Message, RequestId, answer_request
 from harness.protocol.stateless import LISTEN
 from harness.proxy.core import Out, ProxyCore
 from harness.proxy.upstream import Handlers, Upstream
-from harness.sim.faults import Clock
 
 SIDE_PREFIX = "harness-verify-"
 """The ids of :meth:`ProxyTransport.side_call` requests (never the core's)."""

@@ -16,7 +16,7 @@ The file is a scenario's fault and event tables on their own (``docs/scenarios.m
     variant = { city = "location" }   # change_schema only: old argument name = new name
 
 **At load** every key is checked as the scenario parser checks it
-(:func:`harness.sim.scenario.parse_fault_table` for a fault), except what needs the tool;
+(:func:`harness.scenarios.scenario.parse_fault_table` for a fault), except what needs the tool;
 a mistake is one line, ``file: field: what is wrong``, and the CLI exits 2.
 
 **Against the real server**, once its ``tools/list`` is known (:meth:`Plan.check`): a tool
@@ -41,10 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError, loads_toml
+from harness.faults.kinds import FAULT_KIND_TABLE, Clock, FaultEngine, FaultKind, FaultRule
+from harness.scenarios.scenario import EVENT_KINDS, Event, parse_fault_table
+from harness.seeding import derive_seed, np_random
 from harness.sim.catalogue import CATALOGUE, CatalogueTool, Variant, World
-from harness.sim.faults import FAULT_KIND_TABLE, Clock, FaultEngine, FaultKind, FaultRule
-from harness.sim.scenario import EVENT_KINDS, Event, parse_fault_table
-from harness.sim.seeding import derive_seed, np_random
 
 JSON = dict[str, Any]
 
@@ -64,7 +64,7 @@ class FaultsFileError(UserError):
 
 ProxyEvent = Event
 """A change to the tool list the client sees, after a number of requests or tool calls: the
-scenario's :class:`~harness.sim.scenario.Event`, its ``variant`` a catalogue variant's name or a
+scenario's :class:`~harness.scenarios.scenario.Event`, its ``variant`` a catalogue variant's name or a
 table of renames."""
 
 
@@ -360,7 +360,7 @@ def as_catalogue_tool(name: str, descriptor: Mapping[str, Any] | None) -> Catalo
 class ProxyFaultEngine(FaultEngine):
     """The fault table's engine with the proxy's schedule: one draw per (seed, tool, call index).
 
-    Everything else is :class:`~harness.sim.faults.FaultEngine`'s: how each kind's hit plays
+    Everything else is :class:`~harness.faults.kinds.FaultEngine`'s: how each kind's hit plays
     out over later calls (a burst, a rate limit's block, a permanent death), what a raising
     fault says (quality, ``message``, ``source``). ``clock.now`` is the proxy's wall clock in
     seconds since it started, set before each decision.

@@ -20,9 +20,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from harness.faults.kinds import FaultRule
+from harness.faults.numbers import cut, map_numbers, older, other_unit
 from harness.protocol.codecs import compact_text
 from harness.sim.catalogue import binary_junk
-from harness.sim.faults import FaultRule, cut, map_numbers, older, other_unit
 
 JSON = dict[str, Any]
 

@@ -7,14 +7,14 @@ The stack of one served session, bottom to top::
     ProxyCore         the session's strategy and the scenario's [[faults]] and [[events]],
                       the schedule seeded by (scenario, seed) as a simulated session's is
     ProxyTransport    the core in this thread (harness.proxy.inproc), on the session's clock
-    MCPClient, Host, Agent   as in a simulated session (harness.sim)
+    MCPClient, Host, Agent   as in a simulated session (harness.session)
 
 The agents, observations and host are the simulation's; so are the step budget, the virtual
 clock (a step's cost, a Wait, a hung call), the deadline, the seeds and the row
-(:class:`~harness.sim.row.SessionResult`, every column, with ``server`` naming the server). What
+(:class:`~harness.session.row.SessionResult`, every column, with ``server`` naming the server). What
 differs is how the end state is known. The server is not the harness's to look into, so:
 
-* a subgoal with a ``verify`` (:class:`~harness.sim.served.Check`) is done when the harness's
+* a subgoal with a ``verify`` (:class:`~harness.scenarios.served.Check`) is done when the harness's
   own read, made after the session against the same server (straight to it, past the proxy:
   no fault, no strategy), shows what the check asks; a server that died is started again in the
   same directory for those reads, which then see what it left on disk;
@@ -48,6 +48,7 @@ from typing import IO, Any
 
 from harness import __version__
 from harness.errors import UserError
+from harness.faults.kinds import FAULT_KIND_TABLE
 from harness.protocol.client import MCPClient
 from harness.protocol.codecs import compact_text
 from harness.protocol.errors import RPCError, TransportError
@@ -63,15 +64,14 @@ from harness.protocol.versions import (
 from harness.proxy.inproc import DEFAULT_WAIT_S, ProxyTransport, UpstreamCall
 from harness.proxy.plan import Plan, ProxyEvent
 from harness.proxy.upstream import StdioUpstream
-from harness.sim.agent import RPCErrorObservation, ToolResult
-from harness.sim.faults import FAULT_KIND_TABLE
-from harness.sim.host import Host
-from harness.sim.loop import BaselineCache, LoopKind, SessionLoop
-from harness.sim.row import SessionResult
-from harness.sim.scenario import ANY, Option, Scenario, Subgoal
-from harness.sim.seeding import derive_seed
-from harness.sim.served import WORKDIR, Check, ServedScenario, holds, without_faults
-from harness.sim.trace import Trace
+from harness.scenarios.scenario import ANY, Option, Scenario, Subgoal
+from harness.scenarios.served import WORKDIR, Check, ServedScenario, holds, without_faults
+from harness.seeding import derive_seed
+from harness.session.agent import RPCErrorObservation, ToolResult
+from harness.session.host import Host
+from harness.session.loop import BaselineCache, LoopKind, SessionLoop
+from harness.session.row import SessionResult
+from harness.session.trace import Trace
 
 __all__ = [
     "SERVED",
@@ -169,7 +169,7 @@ class _Trace(Trace):
 class _Served(SessionLoop):
     """One served session: the proxy core and the server process beneath the client, the
     harness's own reads of the server for the end state (private; the record is the
-    interface). The loop and the counts are :class:`~harness.sim.loop.SessionLoop`'s."""
+    interface). The loop and the counts are :class:`~harness.session.loop.SessionLoop`'s."""
 
     USER_ERRORS_END_THE_SESSION = True
     sc: ServedScenario
@@ -510,7 +510,7 @@ class _Served(SessionLoop):
 
 def _load(source: str) -> Scenario:
     """A served scenario's source as a batch recorded it (or any other scenario's)."""
-    from harness.sim.family import load_source
+    from harness.scenarios.family import load_source
 
     return load_source(source, ())
 
@@ -523,7 +523,7 @@ SERVED = LoopKind("served", _Served, _load, _BASELINES)
 proxy and a server process beneath the client."""
 
 run_served_session = SERVED.run_session
-"""One served session with its fault-free baseline (:meth:`harness.sim.loop.LoopKind.run_session`)."""
+"""One served session with its fault-free baseline (:meth:`harness.session.loop.LoopKind.run_session`)."""
 run_served_baseline = SERVED.run_baseline
 
 

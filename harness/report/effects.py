@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from harness.faults.kinds import FAULT_KIND_TABLE
 from harness.report.inference import (
     CLUSTER,
     CONFIDENCE,
@@ -66,9 +67,8 @@ from harness.report.inference import (
     scenario_difference,
     sign_of,
 )
-from harness.sim.family import source_family
-from harness.sim.faults import FAULT_KIND_TABLE
-from harness.sim.scenario import Scenario
+from harness.scenarios.family import source_family
+from harness.scenarios.scenario import Scenario
 from harness.worlds.scenario import load_source
 
 BASELINE = "is_error"
@@ -143,7 +143,7 @@ def scenario_features(scenario: Scenario, source: str | None = None) -> dict[str
 
 
 def _text_sources(scenario: Scenario) -> list[str]:
-    """Where the texts of the scenario's speaking faults come from (harness.sim.sources), sorted."""
+    """Where the texts of the scenario's speaking faults come from (harness.faults.sources), sorted."""
     return sorted(
         {r.source for r in scenario.faults if FAULT_KIND_TABLE[r.kind].raises and r.said != "absent"}
     )
@@ -497,7 +497,7 @@ def feature_table(
 
 
 def scenario_families(scenarios: Sequence[str], sources: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Each scenario's family (:func:`harness.sim.family.source_family` of its recorded source), or
+    """Each scenario's family (:func:`harness.scenarios.family.source_family` of its recorded source), or
     :data:`NO_FAMILY` for one not sampled from a family."""
     sources = sources or {}
     out: dict[str, str] = {}

@@ -20,7 +20,7 @@ class SessionSpec:
 
     ``scenario`` is a loaded scenario (of any kind) or a source a loader reads (a shipped name, a
     path, a source a batch recorded); ``agent`` the registry's spec of the agent, which names the
-    row; ``agent_params`` its knobs (:meth:`harness.sim.agent.Agent.configure`).
+    row; ``agent_params`` its knobs (:meth:`harness.session.agent.Agent.configure`).
     """
 
     scenario: Any

@@ -14,7 +14,7 @@ from typing import Any
 
 @dataclass
 class Tally:
-    """A session's counts; each field is the row column of the same name (see harness.sim.row)."""
+    """A session's counts; each field is the row column of the same name (see harness.session.row)."""
 
     steps: int = 0
     tool_calls: int = 0

@@ -42,8 +42,8 @@ from harness.batch.results import (
     refuse_duplicates,
 )
 from harness.errors import UserError, unknown_name
-from harness.sim.row import COLUMNS as ROW_COLUMN_TABLE
-from harness.sim.row import KEY_COLUMNS
+from harness.session.row import COLUMNS as ROW_COLUMN_TABLE
+from harness.session.row import KEY_COLUMNS
 from harness.view import markdown
 from harness.view.timeline import Timeline, first_divergence, parse_lines, steps_json, timeline
 
@@ -92,7 +92,7 @@ CACHED_GROUPS = 8
 CACHED_TIMELINES = 512
 
 MEANINGS: dict[str, str] = {c.name: c.meaning for c in ROW_COLUMN_TABLE}
-"""Each row column's one-line meaning (:mod:`harness.sim.row`), shown as the page's tooltips."""
+"""Each row column's one-line meaning (:mod:`harness.session.row`), shown as the page's tooltips."""
 
 
 def jsonable(value: Any) -> Any:
@@ -359,8 +359,8 @@ class RunView:
 
     def session_command(self, row: Mapping[str, Any]) -> str:
         """The ``harness session`` line that runs this one session again, deterministically."""
-        from harness.sim.family import SOURCE_PREFIX
-        from harness.sim.served import SERVED_PREFIX
+        from harness.scenarios.family import SOURCE_PREFIX
+        from harness.scenarios.served import SERVED_PREFIX
 
         sources = self.manifest.get("scenario_sources") or {}
         source = str(sources.get(row["scenario"], row["scenario"]))

@@ -1,6 +1,6 @@
 """A session's JSONL trace cut into steps, and the first step where two sessions part ways.
 
-The trace (:mod:`harness.sim.trace`) is a flat list of lines: wire messages as they crossed
+The trace (:mod:`harness.session.trace`) is a flat list of lines: wire messages as they crossed
 the transport (``c2s``, ``s2c``, no step on them) and harness notes (``dir: harness``, each
 with the step it was written at). :func:`timeline` puts every line under the agent step it
 belongs to:

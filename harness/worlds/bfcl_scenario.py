@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from harness.errors import UserError, unknown_name
-from harness.sim.scenario import Option, Scenario, Subgoal, Task
+from harness.scenarios.scenario import Option, Scenario, Subgoal, Task
 from harness.worlds import SOURCE_PREFIX, bfcl
 from harness.worlds.task import (
     FAULT_DRAWS,

@@ -27,19 +27,19 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.sim.agent import (
+from harness.scenarios.scenario import Task
+from harness.seeding import derive_seed
+from harness.session.agent import (
     Finish,
     GiveUp,
     Observation,
     Start,
     ToolsListed,
 )
+from harness.session.host import Host
+from harness.session.loop import BaselineCache, LoopKind
+from harness.session.registry import seed_name
 from harness.sim.catalogue import World
-from harness.sim.host import Host
-from harness.sim.loop import BaselineCache, LoopKind
-from harness.sim.registry import seed_name
-from harness.sim.scenario import Task
-from harness.sim.seeding import derive_seed
 from harness.worlds import bfcl
 from harness.worlds.agentdojo import WorldToolError
 from harness.worlds.bfcl_scenario import RAISED, BfclScenario

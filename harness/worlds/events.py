@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.sim.scenario import answered
-from harness.sim.seeding import derive_seed, np_random
+from harness.scenarios.scenario import answered
+from harness.seeding import derive_seed, np_random
 from harness.worlds import agentdojo
 
 __all__ = [

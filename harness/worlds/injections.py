@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.reading import read
-from harness.sim.seeding import derive_seed, np_random
+from harness.seeding import derive_seed, np_random
 from harness.worlds import agentdojo
 
 INJECTIONS: tuple[str, ...] = ("injection_error", "injection_result")

@@ -11,7 +11,7 @@ AgentDojo's and what is ours:
 * ours: the step budget (:data:`STEPS_BASE` + :data:`STEPS_PER_CALL` per planned call) and the
   faults, drawn from :data:`FAULTS` once per scenario name (``derive_seed("world-faults",
   name)``), so a name always carries the same rules: upstream kinds only, on the plan's tools,
-  with texts from the sources of :mod:`harness.sim.sources`. ``--set faults.rate=0`` (and the
+  with texts from the sources of :mod:`harness.faults.sources`. ``--set faults.rate=0`` (and the
   other scenario overrides) work on them as on any scenario.
 
 In a batch a world scenario's source is :func:`world_source` (its name, the package's version
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.errors import UserError, unknown_name
-from harness.sim.scenario import Option, Scenario, Subgoal, Task
+from harness.scenarios.scenario import Option, Scenario, Subgoal, Task
 from harness.worlds import BFCL, SOURCE_PREFIX, WORLD, agentdojo, is_world_name, world_of
 from harness.worlds.task import (
     FAULT_DRAWS,
@@ -278,8 +278,8 @@ def source_spec(source: str) -> Mapping[str, Any] | None:
 
 def load_source(source: str, params: tuple[tuple[str, Any], ...] = ()) -> Scenario:
     """The batch loader of a run with world scenarios: a :func:`world_source` (or a world name)
-    becomes its scenario, anything else goes to :func:`harness.sim.family.load_source`."""
-    from harness.sim.family import load_source as load_other
+    becomes its scenario, anything else goes to :func:`harness.scenarios.family.load_source`."""
+    from harness.scenarios.family import load_source as load_other
 
     spec = source_spec(source)
     if spec is None and not is_world_name(source):

@@ -3,7 +3,7 @@
 The stack, bottom to top::
 
     AgentDojo          the suite's tools on a fresh environment (harness.worlds.agentdojo.Episode)
-    fault rules        the scenario's upstream faults (harness.sim.faults.FaultEngine), on the
+    fault rules        the scenario's upstream faults (harness.faults.kinds.FaultEngine), on the
                        world's tool names; a hit call never reaches the world (post_commit: after)
     MCPServer          an ordinary one: a handler per world tool, tool_errors=STRATEGY decides
                        what the world's own failure (its exception, its validation text) becomes
@@ -32,24 +32,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from harness.faults.kinds import CallOutcome, FaultEngine
 from harness.protocol.client import MCPClient
 from harness.protocol.memory import InMemoryTransport
 from harness.protocol.server import MCPServer
 from harness.protocol.strategies import ASKING_STRATEGIES
 from harness.protocol.versions import STATELESS_VERSION
+from harness.scenarios.scenario import Task
+from harness.seeding import derive_seed
+from harness.session.agent import RPCErrorObservation, ToolResult
+from harness.session.host import Host
 from harness.session.judge import EndState
-from harness.sim.agent import RPCErrorObservation, ToolResult
-from harness.sim.catalogue import CatalogueTool, World
-from harness.sim.faults import CallOutcome, FaultEngine
-from harness.sim.host import Host
-from harness.sim.loop import BaselineCache, LoopKind, OracleView, SessionLoop, oracle_fails
-from harness.sim.row import SessionResult
-from harness.sim.scenario import Task
-from harness.sim.seeding import derive_seed
-from harness.sim.session import (
+from harness.session.loop import BaselineCache, LoopKind, OracleView, SessionLoop, oracle_fails
+from harness.session.row import SessionResult
+from harness.session.simulated import (
     ORACLE_SEEDS,
     Solvability,
 )
+from harness.sim.catalogue import CatalogueTool, World
 from harness.worlds import WORLD, agentdojo
 from harness.worlds.events import EVENT_CONDITIONS, Change, apply_event, reword, substitute
 from harness.worlds.injections import INJECTIONS, Injection
@@ -87,7 +87,7 @@ def world_check(
 class WorldSession(SessionLoop):
     """The state of one world session: its episode (``episode.pre``, ``episode.env``: the world
     before and as it is now), the server, the client, and the counts its record is made of. The
-    loop and the counts are :class:`~harness.sim.loop.SessionLoop`'s; this class builds the
+    loop and the counts are :class:`~harness.session.loop.SessionLoop`'s; this class builds the
     stack (:meth:`_build`), runs a world tool (:meth:`_runner`), says which call does a planned
     step (:meth:`_executed`) and asks the judge (:meth:`_judge`)."""
 
@@ -336,7 +336,7 @@ WORLD_KIND = LoopKind("world", WorldSession, load_source, _BASELINES)
 world's tools and judge beneath the loop."""
 
 run_world_session = WORLD_KIND.run_session
-"""One world session with its fault-free baseline (:meth:`harness.sim.loop.LoopKind.run_session`)."""
+"""One world session with its fault-free baseline (:meth:`harness.session.loop.LoopKind.run_session`)."""
 run_world_baseline = WORLD_KIND.run_baseline
 
 

@@ -5,7 +5,7 @@ bfcl_scenario` for BFCL's) are :class:`WorldScenario` s, with the same step budg
 (:data:`STEPS_BASE` + :data:`STEPS_PER_CALL` per planned call) and the same fault profile
 (:data:`FAULTS`), drawn by :func:`draw_faults` once per scenario name
 (``derive_seed("world-faults", name)``), so a name always carries the same rules: upstream kinds
-only, on the plan's tools, with texts from the sources of :mod:`harness.sim.sources`. A task has
+only, on the plan's tools, with texts from the sources of :mod:`harness.faults.sources`. A task has
 as many fault configurations as names: :data:`FAULT_DRAWS` of them in the worlds' study
 (:func:`with_draw`).
 """
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from harness.errors import UserError
-from harness.sim.family import Numbers, Weights
-from harness.sim.faults import FaultRule
-from harness.sim.scenario import Scenario
-from harness.sim.seeding import derive_seed, np_random
-from harness.sim.sources import fits
+from harness.faults.kinds import FaultRule
+from harness.faults.sources import fits
+from harness.scenarios.family import Numbers, Weights
+from harness.scenarios.scenario import Scenario
+from harness.seeding import derive_seed, np_random
 from harness.worlds import WORLD
 
 UPSTREAM = "upstream"

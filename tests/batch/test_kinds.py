@@ -17,9 +17,9 @@ from harness.batch.grid import Grid
 from harness.batch.kinds import KINDS, grid_kinds, kind_for, load_source, source_kind
 from harness.batch.runner import SessionOptions, run_batch
 from harness.errors import UserError
+from harness.scenarios.served import served_source
 from harness.session import SessionSpec
-from harness.sim.row import summary_row
-from harness.sim.served import served_source
+from harness.session.row import summary_row
 from harness.worlds.scenario import world_source
 
 REPO = Path(__file__).resolve().parents[2]

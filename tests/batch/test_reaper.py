@@ -22,7 +22,7 @@ AGENTS = textwrap.dedent(
     import os
     import subprocess
     import sys
-    from harness.sim.agent import Agent
+    from harness.session.agent import Agent
 
     MARK = os.environ["REAPER_MARK"]
     SLEEP = [sys.executable, "-c", "import time; time.sleep(60)", MARK]  # the mark in its cmdline
@@ -40,7 +40,7 @@ AGENTS = textwrap.dedent(
                 subprocess.Popen(SLEEP)
                 daemon = " ".join(f"'{part}'" for part in SLEEP)
                 subprocess.Popen(["bash", "-c", f"setsid {daemon} & exit 0"]).wait()
-            from harness.sim.agent import GiveUp
+            from harness.session.agent import GiveUp
             return GiveUp("done")
 
     class Waits(Agent):
@@ -50,7 +50,7 @@ AGENTS = textwrap.dedent(
             pass
         def act(self, observation):
             subprocess.run(["true"], check=True)
-            from harness.sim.agent import GiveUp
+            from harness.session.agent import GiveUp
             return GiveUp("done")
     """
 )

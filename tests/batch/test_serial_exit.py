@@ -20,7 +20,7 @@ AGENTS = textwrap.dedent(
     """
     import os
     import signal
-    from harness.sim.agent import Agent
+    from harness.session.agent import Agent
 
     class Exits(Agent):
         name = "os-exits"
@@ -38,7 +38,7 @@ AGENTS = textwrap.dedent(
             if pid == 0:
                 os._exit(0)  # the child's own exit: it ends the child, never the run in its place
             os.waitpid(pid, 0)
-            from harness.sim.agent import GiveUp
+            from harness.session.agent import GiveUp
             return GiveUp("done")
 
     class Kills(Agent):

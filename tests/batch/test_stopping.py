@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 AGENTS = textwrap.dedent(
     """
     import time
-    from harness.sim.agent import Agent
+    from harness.session.agent import Agent
 
     class Hangs(Agent):
         name = "hangs"

@@ -1,7 +1,7 @@
 """Whole sessions: a scripted 20-call session, the batch runner per executor on 1 and 2 workers,
 and peak memory as the number of sessions grows.
 
-These need :mod:`harness.sim.session` (issue 4) and :mod:`harness.batch.runner` (issue 5);
+These need :mod:`harness.session.simulated` (issue 4) and :mod:`harness.batch.runner` (issue 5);
 each case skips, saying why, when its module is missing or does not run.
 ``HARNESS_BENCH_QUICK=1`` (set by ``harness bench --quick``) shrinks the batches.
 """
@@ -72,7 +72,7 @@ def test_protocol_session_of_twenty_calls(benchmark: BenchmarkFixture) -> None:
 def test_scripted_session_floor(benchmark: BenchmarkFixture, era: str) -> None:
     """The json codec alone on the wire messages of one scripted 20-call session, per era: the
     stateless floor over the handshake one bounds the stateless session's own ratio."""
-    _module("harness.sim.session")
+    _module("harness.session.simulated")
     messages = w.scripted_messages(w.twenty_call_scenario(), era=era)
     key = "floor/session-20/json" if era == "handshake" else f"floor/session-20/{era}/json"
     tag(benchmark, key=key, group="floor", op="session-20", layer="floor", codec="json")
@@ -84,7 +84,7 @@ def test_scripted_session_of_twenty_calls(benchmark: BenchmarkFixture, era: str)
     """Twenty ``naive`` calls with no faults, per era. The stateless era (2026-07-28) has no
     handshake and every request carries its own version and capabilities; its row's
     ``ratio_to_baseline`` is its rate over the handshake era's."""
-    session = _module("harness.sim.session")
+    session = _module("harness.session.simulated")
     scenario = w.twenty_call_scenario()
     first = session.run_session(scenario, "naive", "is_error", 0, era=era)
     if first.status != "ok" or first.tool_calls != 20:
@@ -131,7 +131,7 @@ def test_world_session_beside_a_native_one(benchmark: BenchmarkFixture, task: st
     if why is not None:
         pytest.skip(why)
     from harness.batch.kinds import kind_for
-    from harness.sim.loop import LoopKind
+    from harness.session.loop import LoopKind
     from harness.worlds.scenario import load_world
 
     scenario = dataclasses.replace(load_world(task), faults=())  # its own baseline, as the native one
@@ -164,7 +164,7 @@ def test_bfcl_session_on_bfcl_s_own_paths(benchmark: BenchmarkFixture) -> None:
     if why is not None:
         pytest.skip(why)
     from harness.batch.kinds import kind_for
-    from harness.sim.loop import LoopKind
+    from harness.session.loop import LoopKind
     from harness.worlds import bfcl
     from harness.worlds.scenario import load_world
 
@@ -199,8 +199,8 @@ def test_scripted_session_by_source(benchmark: BenchmarkFixture, source: str) ->
     ``ratio_to_baseline`` is this source's rate over the template's from the same run: a real
     source runs the stack's validator or builds a real ``httpx`` exception on each fault.
     """
-    session = _module("harness.sim.session")
-    from harness.sim.scenario import load_scenario
+    session = _module("harness.session.simulated")
+    from harness.scenarios.scenario import load_scenario
 
     scenario = load_scenario("travel_day").with_overrides({"faults.source": source})
     first = session.run_session(scenario, "reader", "is_error", 0)
@@ -225,7 +225,7 @@ def test_scripted_session_by_source(benchmark: BenchmarkFixture, source: str) ->
 )
 def test_batch_runner(benchmark: BenchmarkFixture, tmp_path: Path, executor: str, workers: int) -> None:
     batch = _module("harness.batch.runner")
-    _module("harness.sim.session")
+    _module("harness.session.simulated")
     if executor == "dask":
         pytest.importorskip("distributed", reason="dask.distributed is not installed")
     grid = w.batch_grid(BATCH_SESSIONS)
@@ -257,7 +257,7 @@ def test_batch_scaling(benchmark: BenchmarkFixture, tmp_path: Path, executor: st
     and the figure is the median of the pairs' ratios.
     """
     batch = _module("harness.batch.runner")
-    _module("harness.sim.session")
+    _module("harness.session.simulated")
     if executor == "dask":
         pytest.importorskip("distributed", reason="dask.distributed is not installed")
     grid = w.batch_grid(SCALING_SESSIONS)
@@ -318,7 +318,7 @@ print(json.dumps({**found, "run_peak_kb": before[0] if before else None}))
 @pytest.mark.parametrize("sessions", MEMORY_SIZES)
 def test_peak_memory(benchmark: BenchmarkFixture, sessions: int) -> None:
     _module("harness.batch.runner")
-    _module("harness.sim.session")
+    _module("harness.session.simulated")
     done: list[subprocess.CompletedProcess[str]] = []
 
     def run() -> None:

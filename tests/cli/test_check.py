@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.sim.scenario import load_scenario
-from harness.sim.session import oracle_check
+from harness.scenarios.scenario import load_scenario
+from harness.session.simulated import oracle_check
 from tests.helpers.cli import cli
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -112,7 +112,7 @@ def test_generate_and_run_refuse_an_unknown_family(
 def test_the_study_preset_samples_every_shipped_family_and_says_it_takes_a_while(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.sim.family import list_families
+    from harness.scenarios.family import list_families
 
     small = ["--agents", "naive", "--strategies", "is_error", "--executor", "serial", "--no-compare"]
     rc, _, err = cli(
@@ -128,7 +128,7 @@ def test_the_study_preset_samples_every_shipped_family_and_says_it_takes_a_while
 
 def test_the_study_preset_reaches_200_scenarios() -> None:
     from harness.cli.run import STUDY_SCENARIOS, STUDY_SEEDS
-    from harness.sim.family import list_families
+    from harness.scenarios.family import list_families
 
     per_family = -(-STUDY_SCENARIOS // len(list_families()))
     assert STUDY_SCENARIOS >= 200 and per_family * len(list_families()) >= 200 and STUDY_SEEDS == 5

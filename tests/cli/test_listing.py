@@ -7,10 +7,10 @@ import json
 import pytest
 
 from harness.cli.main import main
+from harness.faults.kinds import FAULT_KIND_TABLE, FAULT_KINDS, RULE_KEYS
 from harness.protocol.strategies import STRATEGIES
+from harness.scenarios.scenario import list_scenarios
 from harness.sim.catalogue import CATALOGUE
-from harness.sim.faults import FAULT_KIND_TABLE, FAULT_KINDS, RULE_KEYS
-from harness.sim.scenario import list_scenarios
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -122,7 +122,7 @@ def test_plain_list_is_unchanged_and_fits(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_json_lists_the_shipped_families_with_their_summaries(capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.sim.family import list_families, load_family
+    from harness.scenarios.family import list_families, load_family
 
     rc, out = run(["list", "--json"], capsys)
     families = json.loads(out)["families"]
@@ -131,7 +131,7 @@ def test_json_lists_the_shipped_families_with_their_summaries(capsys: pytest.Cap
 
 
 def test_agent_knobs_and_message_qualities_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.sim.faults import QUALITIES, QUALITY_TEXTS
+    from harness.faults.kinds import QUALITIES, QUALITY_TEXTS
     from scripted_agents.base import KNOBS
     from scripted_agents.reader import ReaderAgent
 

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.helpers.cli import cli
+from tests.helpers.cli import cli, run_harness
 
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from harness.sim.scenario import list_scenarios
+    from harness.scenarios.scenario import list_scenarios
 
     out = tmp_path_factory.mktemp("runs") / "small"
     scenarios = list_scenarios()[:3]
@@ -31,13 +29,11 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--set",
         "faults.rate=0,0.5",
     ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli.main", "run", *args], capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "strategy comparison" in proc.stdout
+    code, stdout, stderr = run_harness(["run", *args])
+    assert code == 0, stderr
+    assert "strategy comparison" in stdout
     # the run ends with its findings in words, per agent, after the table
-    findings = proc.stdout[proc.stdout.index("\nFindings\n") :]
+    findings = stdout[stdout.index("\nFindings\n") :]
     assert "- naive: no strategy changes its success in any scenario." in findings
     assert "- reader: " in findings and "What this run cannot tell" in findings
     return out

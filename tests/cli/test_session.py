@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.sim.scenario import list_scenarios
-from harness.sim.session import ROW_COLUMNS
+from harness.scenarios.scenario import list_scenarios
+from harness.session.simulated import ROW_COLUMNS
 from scripted_agents import list_agents
 from tests.helpers.cli import cli as run
 

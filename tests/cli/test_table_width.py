@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from rich.cells import cell_len
 
 from harness.cli.compare import print_table
 from harness.cli.main import cli
+from tests.helpers.cli import run_harness
 
 WHOLE = re.compile(r"[-+]?\d+\.\d\d \[[-+]?\d+\.\d\d, [-+]?\d+\.\d\d\]")
 
@@ -32,8 +31,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     args = ["run", "flaky_weather", "rate_limited_search", "--agents", "naive,reader", "--seeds", "4"]
     args += ["--strategies", "is_error,masked,collapse,escape"]  # the widths below were set for these
     args += ["--set", "faults.rate=0,0.5", "--executor", "serial", "--out", str(out), "--no-compare"]
-    proc = subprocess.run([sys.executable, "-m", "harness.cli.main", *args], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    code, _, stderr = run_harness(args)
+    assert code == 0, stderr
     return out
 
 

@@ -97,7 +97,7 @@ def test_the_command_list_imports_no_command_module() -> None:
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    run_cli(cli, ['--help'])\n"
         "assert all(name in out.getvalue() for name in COMMANDS), out.getvalue()\n"
-        "heavy = ('pandas', 'harness.sim', *(mod for mod, _ in COMMANDS.values()))\n"
+        "heavy = ('pandas', 'harness.session', 'harness.scenarios', *(mod for mod, _ in COMMANDS.values()))\n"
         "loaded = [m for m in heavy if m in sys.modules]\n"
         "print(loaded)\n"
     )

@@ -1,6 +1,6 @@
 """The real sources write what the real stacks write, byte for byte.
 
-``harness.sim.sources`` makes a fault's text by running pydantic, jsonschema and httpx on the
+``harness.faults.sources`` makes a fault's text by running pydantic, jsonschema and httpx on the
 actual call and wrapping the result as a stack does. Here the real stacks run on the same tool
 signature and the same call: the official SDK 2.x ``MCPServer`` and FastMCP 4, serving tools
 written as a Python author would write them (the constraint in an ``Annotated`` ``Field``), and
@@ -18,8 +18,7 @@ import jsonschema
 import pytest
 from pydantic import Field
 
-from harness.sim.catalogue import CATALOGUE
-from harness.sim.sources import (
+from harness.faults.sources import (
     SOURCES,
     Source,
     argument_text,
@@ -27,6 +26,7 @@ from harness.sim.sources import (
     upstream_exception,
     upstream_text,
 )
+from harness.sim.catalogue import CATALOGUE
 
 pytestmark = pytest.mark.interop
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from harness.llm.agent import LLMAgent, render
 from harness.llm.client import Reply, malformed_tool_calls
-from harness.sim.agent import (
+from harness.scenarios.scenario import Task, load_scenario
+from harness.session.agent import (
     AgentParamError,
     CallTool,
     Finish,
@@ -25,8 +26,7 @@ from harness.sim.agent import (
     ToolResult,
     ToolsListed,
 )
-from harness.sim.scenario import Task, load_scenario
-from harness.sim.session import run_session
+from harness.session.simulated import run_session
 
 REASON = "2025-03-14"
 """What the booking tool's error says the date must look like (strict_dates)."""

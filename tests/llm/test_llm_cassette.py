@@ -12,8 +12,8 @@ from fake_endpoint import FakeEndpoint, careful_booker
 from harness.errors import UserError
 from harness.llm.cassette import Cassette, CassetteMiss, request_key
 from harness.llm.client import Reply, close_clients
-from harness.sim.row import summary_row
-from harness.sim.session import run_session
+from harness.session.row import summary_row
+from harness.session.simulated import run_session
 
 
 def reply(text: str) -> Reply:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from harness.faults.kinds import Clock
 from harness.protocol.messages import Message
 from harness.proxy.core import ProxyCore
 from harness.proxy.inproc import ProxyTransport
 from harness.proxy.upstream import Handlers
-from harness.sim.faults import Clock
 
 INIT = {
     "protocolVersion": "2025-06-18",

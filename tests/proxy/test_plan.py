@@ -10,7 +10,7 @@ import pytest
 from harness.errors import UserError
 from harness.proxy import load_plan, parse_plan
 from harness.proxy.plan import as_catalogue_tool, build_engine
-from harness.sim.seeding import derive_seed, np_random
+from harness.seeding import derive_seed, np_random
 
 TOOLS = {
     "add": {"name": "add", "inputSchema": {"type": "object", "properties": {"x": {"type": "integer"}}}},

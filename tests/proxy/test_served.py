@@ -21,11 +21,11 @@ from helpers.cli import cli
 from harness.cli.served import check_servers, served_grid
 from harness.errors import UserError
 from harness.proxy.session import run_served_session
-from harness.sim.agent import Action, Agent, CallTool, Finish, Observation, Start
-from harness.sim.row import ROW_COLUMNS, summary_row
-from harness.sim.scenario import ScenarioError, Task
-from harness.sim.served import SERVED_PREFIX, ServedScenario, load_served, served_source
-from harness.sim.session import run_session
+from harness.scenarios.scenario import ScenarioError, Task
+from harness.scenarios.served import SERVED_PREFIX, ServedScenario, load_served, served_source
+from harness.session.agent import Action, Agent, CallTool, Finish, Observation, Start
+from harness.session.row import ROW_COLUMNS, summary_row
+from harness.session.simulated import run_session
 
 REPO = Path(__file__).resolve().parents[2]
 NOTES = REPO / "tests" / "peers" / "notes_server.py"
@@ -320,7 +320,7 @@ class TestOneSession:
     def test_a_simulated_scenario_runs_as_the_simulation_by_its_type(self) -> None:
         from harness.batch.kinds import kind_for, load_source
         from harness.session import SessionSpec
-        from harness.sim.session import SIMULATED
+        from harness.session.simulated import SIMULATED
 
         kind = kind_for(load_source("flaky_weather"))
         assert kind is SIMULATED

@@ -17,7 +17,7 @@ from helpers.cli import cli
 from helpers.npm import npm_install
 
 from harness.proxy.session import run_served_session
-from harness.sim.served import load_served
+from harness.scenarios.served import load_served
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

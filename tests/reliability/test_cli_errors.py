@@ -258,7 +258,7 @@ def test_the_table_covers_every_registered_command() -> None:
 
 
 def test_the_shipped_scenarios_exist_so_the_typo_rows_test_suggestions() -> None:
-    from harness.sim.scenario import list_scenarios  # type: ignore[attr-defined,unused-ignore]
+    from harness.scenarios.scenario import list_scenarios  # type: ignore[attr-defined,unused-ignore]
 
     assert "flaky_weather" in list_scenarios()
     assert Path(sys.executable).exists()

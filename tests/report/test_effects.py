@@ -34,7 +34,7 @@ from harness.report.effects import (
     sign_warnings,
     value_table,
 )
-from harness.sim.scenario import load_scenario
+from harness.scenarios.scenario import load_scenario
 
 T, F = True, False
 
@@ -430,7 +430,7 @@ def test_effects_on_a_sweep_counts_scenarios_and_shows_each_value(tmp_path: Path
 
 
 def test_effects_splits_by_text_source_and_by_whether_the_text_was_read(tmp_path: Path) -> None:
-    from harness.sim.scenario import scenario_path
+    from harness.scenarios.scenario import scenario_path
 
     text = scenario_path("strict_dates").read_text()
     paths = []

@@ -12,8 +12,6 @@ two Holm families (20 rows against 10).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +23,15 @@ from harness.report.documents import comparison, effects
 from harness.report.findings import findings
 from harness.report.stats import compare
 from harness.view.run import RunView
+from tests.helpers.cli import run_harness
 
-CLI = [sys.executable, "-m", "harness.cli.main"]
 STRATEGIES = "is_error,masked,collapse,escape"
 
 
 def _cli(*args: str) -> str:
-    done = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    code, stdout, stderr = run_harness(list(args))
+    assert code == 0, stderr
+    return stdout
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ import pytest
 
 from harness.errors import UserError
 from harness.protocol.server import TOOLS_LIST_CHANGED
-from harness.sim.agent import (
+from harness.scenarios.scenario import Option, Subgoal, Task
+from harness.session.agent import (
     Action,
     AgentParamError,
     CallTool,
@@ -27,7 +28,6 @@ from harness.sim.agent import (
     Wait,
     Waited,
 )
-from harness.sim.scenario import Option, Subgoal, Task
 from scripted_agents import make
 from scripted_agents.base import KNOBS, ScriptedAgent
 from tests.scripted_agents.test_policies import (

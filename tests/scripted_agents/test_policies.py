@@ -10,7 +10,8 @@ import pytest
 from harness.errors import UserError
 from harness.protocol.server import TOOLS_LIST_CHANGED
 from harness.reading import Reading
-from harness.sim.agent import (
+from harness.scenarios.scenario import Option, Subgoal, Task
+from harness.session.agent import (
     Action,
     CallTool,
     Finish,
@@ -24,7 +25,6 @@ from harness.sim.agent import (
     Wait,
 )
 from harness.sim.catalogue import CATALOGUE
-from harness.sim.scenario import Option, Subgoal, Task
 from scripted_agents import AGENTS, Agent, list_agents, make
 from scripted_agents.base import looks_ok, remap
 
@@ -143,7 +143,7 @@ def test_a_guessing_agent_is_deterministic_per_seed_and_switches_when_guesses_ru
                 break
             obs = MASKED if isinstance(action, CallTool) else result("", error=True)
             if isinstance(action, Wait):
-                from harness.sim.agent import Waited
+                from harness.session.agent import Waited
 
                 obs = Waited(action.seconds, 0.0)
         return out
@@ -162,7 +162,7 @@ def test_retry_gives_up_after_k_retries_of_the_identical_call() -> None:
 
 
 def test_a_reader_whose_fix_did_not_help_guesses_and_then_switches() -> None:
-    from harness.sim.agent import Waited
+    from harness.session.agent import Waited
 
     ag, _ = started("reader", seed=0)
     assert ag.act(BAD_ARG) == FIXED

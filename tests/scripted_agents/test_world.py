@@ -9,8 +9,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.reading import Reading
-from harness.sim.agent import CallTool, Finish, GiveUp, RPCErrorObservation, Start, ToolResult, Wait, Waited
-from harness.sim.scenario import Option, Subgoal, Task
+from harness.scenarios.scenario import Option, Subgoal, Task
+from harness.session.agent import (
+    CallTool,
+    Finish,
+    GiveUp,
+    RPCErrorObservation,
+    Start,
+    ToolResult,
+    Wait,
+    Waited,
+)
 from scripted_agents.world import WorldWalker, discovery_calls, pick, stated_value
 
 TOOLS: dict[str, dict[str, Any]] = {

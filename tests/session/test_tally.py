@@ -6,8 +6,8 @@ import dataclasses
 import typing
 
 from harness.session import Tally
-from harness.sim.row import SessionResult
-from harness.sim.session import run_session
+from harness.session.row import SessionResult
+from harness.session.simulated import run_session
 
 
 def _base(hint: object) -> object:

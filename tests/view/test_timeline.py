@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from harness.sim.scenario import list_scenarios  # type: ignore[attr-defined,unused-ignore]
-from harness.sim.session import run_session
+from harness.scenarios.scenario import list_scenarios  # type: ignore[attr-defined,unused-ignore]
+from harness.session.simulated import run_session
 from harness.view.timeline import Divergence, first_divergence, parse_lines, timeline
 
 AGENTS = ("naive", "retry", "reader", "refresher", "oracle")

@@ -17,8 +17,8 @@ from helpers.cli import cli
 
 from harness.batch.kinds import kind_for
 from harness.protocol.errors import INTERNAL_ERROR
-from harness.sim.agent import Action, Agent, CallTool, Finish, Observation, Start
-from harness.sim.scenario import Task
+from harness.scenarios.scenario import Task
+from harness.session.agent import Action, Agent, CallTool, Finish, Observation, Start
 from harness.worlds import bfcl
 from harness.worlds.bfcl_scenario import CONDITIONS, load
 from harness.worlds.scenario import load_source, world_source

@@ -16,7 +16,7 @@ import pytest
 from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
 from agentdojo.functions_runtime import FunctionsRuntime
 
-from harness.sim.scenario import answered
+from harness.scenarios.scenario import answered
 from harness.worlds import agentdojo, events
 from harness.worlds.scenario import load_world
 from harness.worlds.session import run_world_session

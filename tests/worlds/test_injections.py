@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from agentdojo.attacks.attack_registry import ATTACKS
 
-from harness.sim.agent import Action, Agent, Observation, RPCErrorObservation, ToolResult
-from harness.sim.registry import make_agent
-from harness.sim.scenario import Task
+from harness.scenarios.scenario import Task
+from harness.session.agent import Action, Agent, Observation, RPCErrorObservation, ToolResult
+from harness.session.registry import make_agent
 from harness.worlds import agentdojo, injections
 from harness.worlds.scenario import load_world
 from harness.worlds.session import run_world_session

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import UserError
-from harness.sim.sources import UPSTREAM_KINDS
+from harness.faults.sources import UPSTREAM_KINDS
 from harness.worlds import agentdojo
 from harness.worlds.scenario import (
     FAULT_DRAWS,

@@ -13,7 +13,8 @@ from agentdojo.functions_runtime import FunctionsRuntime
 
 from harness.protocol.errors import INTERNAL_ERROR
 from harness.protocol.strategies import STRATEGIES
-from harness.sim.agent import (
+from harness.scenarios.scenario import Task
+from harness.session.agent import (
     Action,
     Agent,
     CallTool,
@@ -23,7 +24,6 @@ from harness.sim.agent import (
     Start,
     ToolResult,
 )
-from harness.sim.scenario import Task
 from harness.worlds import agentdojo
 from harness.worlds.scenario import list_world_scenarios, load_world
 from harness.worlds.session import WorldSession, run_world_session, world_check
@@ -183,8 +183,8 @@ def test_agents_and_strategies_meet_one_fault_schedule_and_the_same_inputs_give_
 
 def test_a_session_keeps_the_world_before_and_after_for_a_judge_an_event_or_a_security_check() -> None:
     sc = load_world("agentdojo/banking/user_task_0").with_overrides({"faults.rate": 0.0})
-    from harness.sim.registry import make_agent
-    from harness.sim.trace import Trace
+    from harness.session.registry import make_agent
+    from harness.session.trace import Trace
 
     session = WorldSession(
         sc, make_agent("oracle"), "oracle", "is_error", 0, "json", "typical", Trace(), "handshake"
