@@ -493,3 +493,20 @@ def test_the_batch_cost_groups_name_native_and_every_installed_world_s_parts() -
     assert all(n.startswith(g + "/") for g, names in found.items() if g != batch_cost.NATIVE for n in names)
     costs = batch_cost.per_call(found[batch_cost.NATIVE][:2], seeds=1)
     assert costs and all(c > 0 for c in costs)
+
+
+def test_a_session_s_call_count_is_the_same_on_every_run_and_grows_with_its_calls() -> None:
+    """``python -m harness.bench.call_counts``: the count a refactor is compared by does not move
+    with the machine, and it measures work (a 20-call session makes more calls than a 5-call one)."""
+    from harness.bench import workloads
+    from harness.bench.call_counts import calls_per_session
+
+    def twenty(_: int) -> None:
+        workloads.protocol_session(20)()
+
+    def five(_: int) -> None:
+        workloads.protocol_session(5)()
+
+    first, second = calls_per_session(twenty, 2), calls_per_session(twenty, 3)
+    assert first == second
+    assert calls_per_session(five, 2) < first
