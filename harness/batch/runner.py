@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from harness import __version__
+from harness.batch import collector
 from harness.batch.grid import Cell, Grid
 from harness.batch.model import Budget, BudgetSpent, ModelCells, Usage, model_agents, run_model_cells
 from harness.batch.results import ResultsDir
@@ -137,10 +138,11 @@ Tasks = Iterator[list[Cell]]
 
 
 def _serial(tasks: Tasks, options: SessionOptions, workers: int, scheduler: str | None) -> Iterator[Finished]:
-    for task in tasks:
-        with no_process_exit():  # the sessions share this process: none may end it
-            outcomes = run_cells(task, options)
-        yield task, outcomes
+    with collector.serial():  # the collector set for sessions while they run here, then as it was
+        for task in tasks:
+            with no_process_exit():  # the sessions share this process: none may end it
+                outcomes = run_cells(task, options)
+            yield task, outcomes
 
 
 def _died(cell: Cell, why: str) -> Outcome:

@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, cast
 
+from harness.batch import collector
 from harness.batch.grid import Cell
 from harness.batch.kinds import kind_for, load_source
 from harness.batch.reaper import Ended, ended_with_session
@@ -86,8 +87,10 @@ def loader_warmth(options: SessionOptions) -> Warmth:
 
 
 def start_worker(parent: int, warmth: Warmth = None) -> None:
-    """Pool initializer: :func:`die_with_parent`, then take the parent's :func:`loader_warmth`."""
+    """Pool initializer: :func:`die_with_parent`, the collector set for sessions
+    (:func:`harness.batch.collector.settle`), then the parent's :func:`loader_warmth`."""
     die_with_parent(parent)
+    collector.settle()
     if warmth:
         from harness.scenarios.family import warm
 
@@ -390,8 +393,11 @@ def run_cells(
     threads = min(options.llm_concurrency, len(cells))
     if threads > 1 and all(calls_a_model(c.agent) for c in cells):
         with cf.ThreadPoolExecutor(threads, thread_name_prefix="session") as pool:
-            return list(pool.map(_run_cell, [setup] * len(cells), cells, given))
-    return [_run_cell(setup, cell, base) for cell, base in zip(cells, given, strict=True)]
+            outcomes = list(pool.map(_run_cell, [setup] * len(cells), cells, given))
+    else:
+        outcomes = [_run_cell(setup, cell, base) for cell, base in zip(cells, given, strict=True)]
+    collector.task_ended()
+    return outcomes
 
 
 def run_baseline_cell(cell: Cell, options: SessionOptions) -> BaselineOutcome:
