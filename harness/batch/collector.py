@@ -62,11 +62,12 @@ def serial() -> Iterator[None]:
     """Sessions run in this process for a while (the serial executor): settled, and on leaving,
     the thresholds as they were and the frozen heap handed back to the collector."""
     global _freeze_pending
-    before = gc.get_threshold()
+    before, frozen_before = gc.get_threshold(), gc.get_freeze_count()
     settle()
     try:
         yield
     finally:
         _freeze_pending = False
         gc.set_threshold(*before)
-        gc.unfreeze()
+        if not frozen_before:  # a heap someone else froze stays theirs (frozen, and not by us)
+            gc.unfreeze()
